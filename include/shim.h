@@ -1,0 +1,128 @@
+/* Internal interfaces between the shim's files. Nothing here is exported:
+ * the library is built with -fvisibility=hidden and a version script that
+ * names only the hooks. */
+#ifndef RESUMESHIM_SHIM_H
+#define RESUMESHIM_SHIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <openssl/ssl.h>
+#include <openssl/x509_vfy.h>
+
+typedef int (*shim_new_session_cb)(SSL *s, SSL_SESSION *sess);
+
+/* real.c: the real OpenSSL functions, found at run time. */
+#define HOOK(ret, name, params, args) extern __typeof__(name) *ossl_##name;
+#include "hooks.def"
+#undef HOOK
+#define OSSL_FN(name) extern __typeof__(name) *ossl_##name;
+#include "ossl.def"
+#undef OSSL_FN
+#define R(name) (*ossl_##name)
+
+/* Resolves every pointer once. False when a hook's own real function is
+ * missing; the hooks then fail the call as libssl itself would on error. */
+bool real_resolve(void);
+
+/* init.c: one-time set-up on the first hook call. True when the shim is to
+ * act in this process (resolved, not disabled). Cheap after the first call. */
+bool shim_active(void);
+
+/* config.c */
+struct config {
+    int pool_size;       /* TLS 1.3 tickets kept per server */
+    long max_age;        /* seconds from the verifying full handshake */
+    long max_hosts;      /* servers kept, least recently used evicted */
+    bool disable;
+    bool stats;
+    int log_level;
+};
+extern struct config cfg;
+void config_load(void);
+
+/* log.c */
+enum { LOG_OFF, LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
+void log_open(const char *path);
+void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define LOG(level, ...)                                                        \
+    do {                                                                       \
+        if (cfg.log_level >= (level))                                          \
+            log_msg((level), __VA_ARGS__);                                     \
+    } while (0)
+
+enum counter {
+    ST_HANDSHAKES, /* client handshakes the shim saw start */
+    ST_OFFERED,    /* of those, offered a session from the pool */
+    ST_RESUMED,    /* completed as a resumption */
+    ST_FULL,       /* completed as a full handshake */
+    ST_TICKETS,    /* sessions received from servers and kept */
+    ST_EVICTED,    /* kept sessions dropped unused: pool or host limit */
+    ST_EXPIRED,    /* kept sessions dropped because they had expired */
+    ST_COUNT
+};
+void stat_add(enum counter which);
+void stats_reset(void);
+void stats_print(void);
+
+/* key.c: what a session's verdict depended on, as bytes. Content, never
+ * pointers, so equal configurations built twice share sessions. */
+#define KEY_MAX 2048
+struct key {
+    size_t len; /* 0: this connection has no usable key, never resume it */
+    unsigned char bytes[KEY_MAX];
+};
+void key_build(SSL *s, const unsigned char *sid_ctx, size_t sid_len, struct key *k);
+void key_init(void);
+
+/* pool.c: per-server sessions. Every function takes and releases the pool
+ * mutex itself and frees sessions only after releasing it. */
+struct pooled {
+    SSL_SESSION *sess; /* a reference the holder owns */
+    time_t born;       /* the full handshake that verified the server */
+    time_t expires;    /* never offered at or after this moment */
+};
+/* Takes the session to offer. TLS 1.3 tickets leave the pool; a TLS 1.2
+ * session stays and the caller receives an extra reference (it must offer a
+ * copy). *sess is NULL when there is nothing valid. */
+void pool_take(const struct key *k, time_t now, struct pooled *out);
+/* Adds a session the pool now owns; dropped when gen is not the current
+ * fork generation (a parent's connection seen in a child). */
+void pool_put(const struct key *k, struct pooled p, unsigned gen);
+/* Removes a TLS 1.3 ticket the application reuses itself. */
+void pool_discard(const struct key *k, const SSL_SESSION *sess);
+unsigned pool_generation(void);
+void pool_atfork_prepare(void);
+void pool_atfork_parent(void);
+void pool_atfork_child(void);
+
+/* session.c: properties of sessions. */
+bool session_is_tls13(const SSL_SESSION *sess);
+bool session_same_ticket(const SSL_SESSION *a, const SSL_SESSION *b);
+/* The last moment the session may be offered, from its own contents. */
+time_t session_expiry(const SSL_SESSION *sess, time_t born, X509 *own_cert);
+#define MAX_TICKET_BYTES 8192
+#define MAX_LIFETIME (7 * 24 * 3600)
+
+/* ctx.c: per-SSL_CTX state; the shim's new-session callback and the cache
+ * mode bits it adds, hidden from the application. */
+void ctx_init(void);
+void ctx_setup(SSL_CTX *ctx);
+bool ctx_cache_mode(SSL_CTX *ctx, int cmd, long larg, long *ret);
+bool ctx_set_app_cb(SSL_CTX *ctx, shim_new_session_cb cb);
+bool ctx_get_app_cb(SSL_CTX *ctx, shim_new_session_cb *cb);
+void ctx_set_sid(SSL_CTX *ctx, const unsigned char *sid, unsigned len);
+const unsigned char *ctx_sid(SSL_CTX *ctx, size_t *len);
+
+/* conn.c: a client connection's life as the shim follows it. */
+void conn_init(void);
+void conn_begin(SSL *s, bool client);
+void conn_after(SSL *s, int ret, bool wrote);
+void conn_session(SSL *s, SSL_SESSION *sess);
+void conn_clear(SSL *s);
+void conn_set_sid(SSL *s, const unsigned char *sid, unsigned len);
+void conn_app_took(SSL *s, SSL_SESSION *sess);
+
+#endif

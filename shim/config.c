@@ -1,0 +1,91 @@
+/* RESUMESHIM_* variables. Strict parsing; a bad value costs one warning
+ * naming the variable and the value used instead, never the program. */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "shim.h"
+
+struct config cfg = {
+    .pool_size = 8,
+    .max_age = 3600,
+    .max_hosts = 1024,
+    .disable = false,
+    .stats = false,
+    .log_level = LOG_WARN,
+};
+
+static bool parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
+static void number(const char *name, long lo, long hi, long *val)
+{
+    const char *s = secure_getenv(name);
+    long v;
+    if (s == NULL)
+        return;
+    if (parse_long(s, lo, hi, &v))
+        *val = v;
+    else
+        LOG(LOG_WARN, "%s='%s' is not a whole number from %ld to %ld; using %ld",
+            name, s, lo, hi, *val);
+}
+
+static void flag(const char *name, bool *val, bool if_bad)
+{
+    const char *s = secure_getenv(name);
+    if (s == NULL || *s == '\0')
+        return;
+    if (strcmp(s, "0") == 0 || strcmp(s, "1") == 0) {
+        *val = s[0] == '1';
+        return;
+    }
+    *val = if_bad;
+    LOG(LOG_WARN, "%s='%s' is neither 0 nor 1; using %d", name, s, if_bad);
+}
+
+static void level(void)
+{
+    static const char *const names[] = {"off", "error", "warn", "info", "debug"};
+    const char *s = secure_getenv("RESUMESHIM_LOG");
+    long v;
+    if (s == NULL || *s == '\0')
+        return;
+    for (int i = 0; i <= LOG_DEBUG; i++)
+        if (strcasecmp(s, names[i]) == 0) {
+            cfg.log_level = i;
+            return;
+        }
+    if (parse_long(s, LOG_OFF, LOG_DEBUG, &v)) {
+        cfg.log_level = (int)v;
+        return;
+    }
+    LOG(LOG_WARN, "RESUMESHIM_LOG='%s' is not off, error, warn, info, debug or 0-4; using warn", s);
+}
+
+void config_load(void)
+{
+    /* The log destination and level come first so that the warnings about
+     * the other variables go where the user asked. */
+    log_open(secure_getenv("RESUMESHIM_LOG_FILE"));
+    level();
+    long pool = cfg.pool_size;
+    number("RESUMESHIM_POOL_SIZE", 1, 64, &pool);
+    cfg.pool_size = (int)pool;
+    number("RESUMESHIM_MAX_AGE", 1, MAX_LIFETIME, &cfg.max_age);
+    number("RESUMESHIM_MAX_HOSTS", 1, 1000000, &cfg.max_hosts);
+    /* A value that is neither 0 nor 1 reads as an attempt to turn the shim
+     * off: doing nothing is the safe reading. */
+    flag("RESUMESHIM_DISABLE", &cfg.disable, true);
+    flag("RESUMESHIM_STATS", &cfg.stats, false);
+}

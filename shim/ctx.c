@@ -1,0 +1,150 @@
+/* Per-SSL_CTX state: the application's own new-session callback and the
+ * session-cache mode bits the shim added, both hidden from the application.
+ *
+ * A client only sees TLS 1.3 tickets through the new-session callback, and
+ * that fires only when the cache mode includes SSL_SESS_CACHE_CLIENT (a new
+ * context has SERVER only). So the shim ORs CLIENT in, installs its callback
+ * on every context (some programs, Ruby among them, install one of their own
+ * on every context yet never resume), and calls the application's callback
+ * exactly when OpenSSL would have without the shim. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "shim.h"
+
+struct ctx_state {
+    shim_new_session_cb app_cb;
+    long added;             /* mode bits the application did not ask for */
+    bool client_only;       /* method can only connect */
+    unsigned sid_len;
+    unsigned char sid[SSL_MAX_SID_CTX_LENGTH];
+};
+
+static int ctx_index = -1;
+
+static void free_state(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl,
+                       void *argp)
+{
+    (void)parent, (void)ad, (void)idx, (void)argl, (void)argp;
+    free(ptr);
+}
+
+void ctx_init(void)
+{
+    ctx_index = R(CRYPTO_get_ex_new_index)(CRYPTO_EX_INDEX_SSL_CTX, 0, NULL, NULL, NULL,
+                                           free_state);
+}
+
+static struct ctx_state *state(SSL_CTX *ctx)
+{
+    return ctx_index >= 0 && ctx != NULL ? R(SSL_CTX_get_ex_data)(ctx, ctx_index) : NULL;
+}
+
+/* The bits to add to an application's mode. CLIENT always. NO_INTERNAL_STORE
+ * when the application did not ask for client caching itself: the internal
+ * store would otherwise keep every client session (with its certificate
+ * chain) until OpenSSL's 20,480-entry limit. It is shared with the server
+ * side, though, so it is left off where the context may serve with the
+ * internal cache (a generic method with SERVER caching on). */
+static long bits_to_add(const struct ctx_state *st, long app_mode)
+{
+    long add = 0;
+    if (!(app_mode & SSL_SESS_CACHE_CLIENT)) {
+        add |= SSL_SESS_CACHE_CLIENT;
+        if (st->client_only || !(app_mode & SSL_SESS_CACHE_SERVER))
+            add |= SSL_SESS_CACHE_NO_INTERNAL_STORE & ~app_mode;
+    }
+    return add;
+}
+
+static int new_session(SSL *s, SSL_SESSION *sess);
+
+void ctx_setup(SSL_CTX *ctx)
+{
+    if (ctx == NULL || state(ctx) != NULL)
+        return; /* SSL_CTX_new reaches SSL_CTX_new_ex through our hook too */
+    struct ctx_state *st = calloc(1, sizeof *st);
+    if (st == NULL)
+        return;
+    const SSL_METHOD *m = R(SSL_CTX_get_ssl_method)(ctx);
+    st->client_only = m == R(TLS_client_method)() || m == R(DTLS_client_method)();
+    if (R(SSL_CTX_set_ex_data)(ctx, ctx_index, st) != 1) {
+        free(st);
+        return;
+    }
+    st->app_cb = R(SSL_CTX_sess_get_new_cb)(ctx);
+    long mode = R(SSL_CTX_ctrl)(ctx, SSL_CTRL_GET_SESS_CACHE_MODE, 0, NULL);
+    st->added = bits_to_add(st, mode);
+    R(SSL_CTX_ctrl)(ctx, SSL_CTRL_SET_SESS_CACHE_MODE, mode | st->added, NULL);
+    R(SSL_CTX_sess_set_new_cb)(ctx, new_session);
+}
+
+bool ctx_cache_mode(SSL_CTX *ctx, int cmd, long larg, long *ret)
+{
+    struct ctx_state *st = state(ctx);
+    if (st == NULL)
+        return false;
+    long real = R(SSL_CTX_ctrl)(ctx, SSL_CTRL_GET_SESS_CACHE_MODE, 0, NULL);
+    *ret = real & ~st->added;
+    if (cmd == SSL_CTRL_SET_SESS_CACHE_MODE) {
+        st->added = bits_to_add(st, larg);
+        R(SSL_CTX_ctrl)(ctx, SSL_CTRL_SET_SESS_CACHE_MODE, larg | st->added, NULL);
+    }
+    return true;
+}
+
+bool ctx_set_app_cb(SSL_CTX *ctx, shim_new_session_cb cb)
+{
+    struct ctx_state *st = state(ctx);
+    if (st == NULL)
+        return false;
+    st->app_cb = cb;
+    return true;
+}
+
+bool ctx_get_app_cb(SSL_CTX *ctx, shim_new_session_cb *cb)
+{
+    struct ctx_state *st = state(ctx);
+    if (st == NULL)
+        return false;
+    *cb = st->app_cb;
+    return true;
+}
+
+void ctx_set_sid(SSL_CTX *ctx, const unsigned char *sid, unsigned len)
+{
+    struct ctx_state *st = state(ctx);
+    if (st != NULL && len <= sizeof st->sid) {
+        memcpy(st->sid, sid, len);
+        st->sid_len = len;
+    }
+}
+
+const unsigned char *ctx_sid(SSL_CTX *ctx, size_t *len)
+{
+    struct ctx_state *st = state(ctx);
+    *len = st != NULL ? st->sid_len : 0;
+    return st != NULL ? st->sid : NULL;
+}
+
+/* OpenSSL hands a reference to the connection's own session; returning 1
+ * keeps it, 0 lets OpenSSL drop it. The application's callback runs first
+ * and only where it would have run without us (server sessions, or client
+ * sessions when it asked for client caching). A session it keeps is one it
+ * may offer again itself, so the shim does not keep a copy of that one:
+ * the same TLS 1.3 ticket must never be offered twice. */
+static int new_session(SSL *s, SSL_SESSION *sess)
+{
+    SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
+    struct ctx_state *st = state(ctx);
+    if (st == NULL)
+        return 0;
+    shim_new_session_cb app = st->app_cb;
+    long mode = R(SSL_CTX_ctrl)(ctx, SSL_CTRL_GET_SESS_CACHE_MODE, 0, NULL) & ~st->added;
+    bool server = R(SSL_is_server)(s);
+    bool app_sees = app != NULL && (mode & (server ? SSL_SESS_CACHE_SERVER : SSL_SESS_CACHE_CLIENT));
+    int kept = app_sees ? app(s, sess) : 0;
+    if (!server && !kept)
+        conn_session(s, sess);
+    return kept;
+}

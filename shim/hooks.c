@@ -1,0 +1,141 @@
+/* The exported OpenSSL entry points. Each is a few lines that call the
+ * shim's internal code around the real function; the logic lives in ctx.c
+ * and conn.c.
+ *
+ * Handshakes start in many places: SSL_connect, SSL_do_handshake, and the
+ * first SSL_read/SSL_write/SSL_peek of a connection put in connect state,
+ * which run the handshake inside without calling SSL_do_handshake.
+ * Debian's libssl calls its own exports through the PLT, so hooks nest
+ * (SSL_connect reaches SSL_do_handshake): conn_begin and conn_after are
+ * idempotent.
+ *
+ * SSL_free is not hooked: the shim's per-connection state is ex_data whose
+ * free callback runs inside every SSL_free, including the ones libssl makes
+ * itself, and needs nothing from the dying SSL. */
+#include "shim.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* If libssl 3 cannot be found, nothing can be forwarded: fail the call the
+ * way OpenSSL reports errors, rather than crash. */
+#define REAL_OR(name, fail)                                                    \
+    do {                                                                       \
+        if (ossl_##name == NULL)                                               \
+            return fail;                                                       \
+    } while (0)
+
+EXPORT SSL_CTX *SSL_CTX_new_ex(OSSL_LIB_CTX *libctx, const char *propq, const SSL_METHOD *meth)
+{
+    bool on = shim_active();
+    REAL_OR(SSL_CTX_new_ex, NULL);
+    SSL_CTX *ctx = ossl_SSL_CTX_new_ex(libctx, propq, meth);
+    if (on)
+        ctx_setup(ctx);
+    return ctx;
+}
+
+EXPORT SSL_CTX *SSL_CTX_new(const SSL_METHOD *meth)
+{
+    bool on = shim_active();
+    REAL_OR(SSL_CTX_new, NULL);
+    SSL_CTX *ctx = ossl_SSL_CTX_new(meth);
+    if (on)
+        ctx_setup(ctx);
+    return ctx;
+}
+
+EXPORT long SSL_CTX_ctrl(SSL_CTX *ctx, int cmd, long larg, void *parg)
+{
+    long ret;
+    bool on = shim_active();
+    if (on && (cmd == SSL_CTRL_SET_SESS_CACHE_MODE || cmd == SSL_CTRL_GET_SESS_CACHE_MODE) &&
+        ctx_cache_mode(ctx, cmd, larg, &ret))
+        return ret;
+    REAL_OR(SSL_CTX_ctrl, 0);
+    return ossl_SSL_CTX_ctrl(ctx, cmd, larg, parg);
+}
+
+EXPORT void SSL_CTX_sess_set_new_cb(SSL_CTX *ctx, shim_new_session_cb cb)
+{
+    if (shim_active() && ctx_set_app_cb(ctx, cb))
+        return;
+    if (ossl_SSL_CTX_sess_set_new_cb != NULL)
+        ossl_SSL_CTX_sess_set_new_cb(ctx, cb);
+}
+
+EXPORT shim_new_session_cb SSL_CTX_sess_get_new_cb(SSL_CTX *ctx)
+{
+    shim_new_session_cb cb;
+    if (shim_active() && ctx_get_app_cb(ctx, &cb))
+        return cb;
+    REAL_OR(SSL_CTX_sess_get_new_cb, NULL);
+    return ossl_SSL_CTX_sess_get_new_cb(ctx);
+}
+
+EXPORT int SSL_CTX_set_session_id_context(SSL_CTX *ctx, const unsigned char *sid,
+                                          unsigned int len)
+{
+    bool on = shim_active();
+    REAL_OR(SSL_CTX_set_session_id_context, 0);
+    int r = ossl_SSL_CTX_set_session_id_context(ctx, sid, len);
+    if (on && r == 1)
+        ctx_set_sid(ctx, sid, len);
+    return r;
+}
+
+EXPORT int SSL_set_session_id_context(SSL *s, const unsigned char *sid, unsigned int len)
+{
+    bool on = shim_active();
+    REAL_OR(SSL_set_session_id_context, 0);
+    int r = ossl_SSL_set_session_id_context(s, sid, len);
+    if (on && r == 1)
+        conn_set_sid(s, sid, len);
+    return r;
+}
+
+/* The handshake entry points: begin (offer) before, notice the end after. */
+#define ENTRY(name, client, wrote, fail, params, args)                         \
+    EXPORT int name params                                                     \
+    {                                                                          \
+        bool on = shim_active();                                               \
+        REAL_OR(name, fail);                                                   \
+        if (on)                                                                \
+            conn_begin(s, client);                                             \
+        int r = ossl_##name args;                                              \
+        if (on)                                                                \
+            conn_after(s, r, wrote);                                           \
+        return r;                                                              \
+    }
+
+ENTRY(SSL_connect, true, false, -1, (SSL *s), (s))
+ENTRY(SSL_do_handshake, false, false, -1, (SSL *s), (s))
+ENTRY(SSL_read, false, false, -1, (SSL *s, void *buf, int num), (s, buf, num))
+ENTRY(SSL_read_ex, false, false, 0, (SSL *s, void *buf, size_t num, size_t *got),
+      (s, buf, num, got))
+ENTRY(SSL_peek, false, false, -1, (SSL *s, void *buf, int num), (s, buf, num))
+ENTRY(SSL_peek_ex, false, false, 0, (SSL *s, void *buf, size_t num, size_t *got),
+      (s, buf, num, got))
+ENTRY(SSL_write, false, true, -1, (SSL *s, const void *buf, int num), (s, buf, num))
+ENTRY(SSL_write_ex, false, true, 0, (SSL *s, const void *buf, size_t num, size_t *put),
+      (s, buf, num, put))
+
+EXPORT int SSL_clear(SSL *s)
+{
+    bool on = shim_active();
+    REAL_OR(SSL_clear, 0);
+    if (on)
+        conn_clear(s);
+    return ossl_SSL_clear(s);
+}
+
+/* An application that takes a TLS 1.3 session to offer it again itself
+ * owns that ticket from now on; the pool must not hand it out too. */
+EXPORT SSL_SESSION *SSL_get1_session(SSL *s)
+{
+    bool on = shim_active();
+    REAL_OR(SSL_get1_session, NULL);
+    SSL_SESSION *sess = ossl_SSL_get1_session(s);
+    if (on)
+        conn_app_took(s, sess);
+    return sess;
+}

@@ -1,0 +1,53 @@
+/* One-time set-up, on the first call of any hook rather than at load time:
+ * a program that never touches OpenSSL pays nothing and, with a bad
+ * RESUMESHIM_* value, is not even warned about a shim it does not use. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static bool active;
+
+static void at_exit(void)
+{
+    if (cfg.stats)
+        stats_print();
+}
+
+static void child(void)
+{
+    pool_atfork_child();
+    stats_reset();
+}
+
+static void init(void)
+{
+    config_load();
+    if (!real_resolve()) {
+        LOG(LOG_WARN, "OpenSSL 3 functions not all found; resumption is off");
+        return;
+    }
+    /* Registered even when disabled: the summary then shows that nothing
+     * was offered, which is what a user checking RESUMESHIM_DISABLE wants. */
+    atexit(at_exit);
+    if (cfg.disable)
+        return;
+    ctx_init();
+    conn_init();
+    key_init();
+    if (pthread_atfork(pool_atfork_prepare, pool_atfork_parent, child) != 0) {
+        LOG(LOG_WARN, "pthread_atfork failed; resumption is off");
+        return;
+    }
+    __atomic_store_n(&active, true, __ATOMIC_RELEASE);
+    LOG(LOG_INFO, "active: pool %d per server, max age %lds, %ld servers",
+        cfg.pool_size, cfg.max_age, cfg.max_hosts);
+}
+
+bool shim_active(void)
+{
+    pthread_once(&once, init);
+    return __atomic_load_n(&active, __ATOMIC_ACQUIRE);
+}

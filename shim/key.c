@@ -1,0 +1,259 @@
+/* The cache key: everything the verdict of a full handshake depended on.
+ *
+ * A resumed handshake does not verify the server again; OpenSSL copies the
+ * stored verify result (measured: a session from a test.example connection
+ * resumed under SSL_set1_host("other.example") and under a context with no
+ * CA store). So a session may only be offered to a connection that would
+ * have judged the server exactly as the one that earned it did. Each field
+ * is tagged and length-prefixed so that no two configurations encode alike.
+ * Content, not pointers: a program that builds a fresh SSL_CTX for every
+ * connection (Python's urllib) still finds its sessions. */
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "shim.h"
+
+static int store_index = -1;
+static pthread_mutex_t store_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct fingerprint {
+    unsigned char md[32];
+};
+
+static void free_fingerprint(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl,
+                             void *argp)
+{
+    (void)parent, (void)ad, (void)idx, (void)argl, (void)argp;
+    free(ptr);
+}
+
+void key_init(void)
+{
+    store_index = R(CRYPTO_get_ex_new_index)(CRYPTO_EX_INDEX_X509_STORE, 0, NULL, NULL, NULL,
+                                             free_fingerprint);
+}
+
+static void put(struct key *k, char tag, const void *data, size_t len)
+{
+    if (k->len == 0 || len > 0xffff || k->len + 3 + len > KEY_MAX) {
+        k->len = 0; /* too much to tell apart: no key, no resumption */
+        return;
+    }
+    k->bytes[k->len++] = (unsigned char)tag;
+    k->bytes[k->len++] = (unsigned char)(len >> 8);
+    k->bytes[k->len++] = (unsigned char)len;
+    memcpy(k->bytes + k->len, data, len);
+    k->len += len;
+}
+
+static void put_num(struct key *k, char tag, uint64_t v)
+{
+    put(k, tag, &v, sizeof v);
+}
+
+static void put_str(struct key *k, char tag, const char *s)
+{
+    if (s != NULL)
+        put(k, tag, s, strlen(s));
+}
+
+static int cmp_digest(const void *a, const void *b)
+{
+    return memcmp(a, b, SHA_DIGEST_LENGTH);
+}
+
+/* SHA-256 over the sorted SHA-1 digests of the store's certificates and
+ * CRLs (OpenSSL caches each certificate's SHA-1, so this is cheap). */
+static bool fingerprint_objects(X509_STORE *store, unsigned char md[32])
+{
+    R(X509_STORE_lock)(store);
+    const OPENSSL_STACK *objs = (const OPENSSL_STACK *)R(X509_STORE_get0_objects)(store);
+    int n = objs != NULL ? R(OPENSSL_sk_num)(objs) : 0;
+    unsigned char *d = malloc((size_t)(n > 0 ? n : 1) * SHA_DIGEST_LENGTH);
+    int used = 0;
+    for (int i = 0; d != NULL && i < n; i++) {
+        const X509_OBJECT *o = R(OPENSSL_sk_value)(objs, i);
+        unsigned len = 0;
+        int ok = 0;
+        if (R(X509_OBJECT_get_type)(o) == X509_LU_X509)
+            ok = R(X509_digest)(R(X509_OBJECT_get0_X509)(o), R(EVP_sha1)(),
+                                d + used * SHA_DIGEST_LENGTH, &len);
+        else if (R(X509_OBJECT_get_type)(o) == X509_LU_CRL)
+            ok = R(X509_CRL_digest)(R(X509_OBJECT_get0_X509_CRL)(o), R(EVP_sha1)(),
+                                    d + used * SHA_DIGEST_LENGTH, &len);
+        if (ok && len == SHA_DIGEST_LENGTH)
+            used++;
+    }
+    R(X509_STORE_unlock)(store);
+    if (d == NULL)
+        return false;
+    qsort(d, (size_t)used, SHA_DIGEST_LENGTH, cmp_digest);
+    bool ok = R(EVP_Digest)(d, (size_t)used * SHA_DIGEST_LENGTH, md, NULL, R(EVP_sha256)(),
+                            NULL) == 1;
+    free(d);
+    return ok;
+}
+
+/* The trust store grows as verification loads certificates from lookup
+ * directories, so a fingerprint taken at each handshake would change
+ * between the first connection and the second. It is taken once, before
+ * the store's first use by a connection we follow, and kept on the store
+ * itself: a table keyed by the store's address would be fooled when a
+ * freed store's address is reused. */
+static bool store_fingerprint(X509_STORE *store, unsigned char md[32])
+{
+    bool ok = true;
+    pthread_mutex_lock(&store_lock);
+    struct fingerprint *fp = R(X509_STORE_get_ex_data)(store, store_index);
+    if (fp == NULL) {
+        fp = malloc(sizeof *fp);
+        ok = fp != NULL && fingerprint_objects(store, fp->md) &&
+             R(X509_STORE_set_ex_data)(store, store_index, fp) == 1;
+        if (!ok) {
+            free(fp);
+            fp = NULL;
+        }
+    }
+    if (fp != NULL)
+        memcpy(md, fp->md, sizeof fp->md);
+    pthread_mutex_unlock(&store_lock);
+    return ok;
+}
+
+static void put_store(struct key *k, char tag, X509_STORE *store)
+{
+    unsigned char md[32];
+    if (store == NULL)
+        put(k, tag, "", 0);
+    else if (store_fingerprint(store, md))
+        put(k, tag, md, sizeof md);
+    else
+        k->len = 0;
+}
+
+/* A callback's identity across processes: the file it lives in and its
+ * offset there, not its address (which ASLR moves). */
+static void put_function(struct key *k, char tag, void (*fn)(void))
+{
+    Dl_info info;
+    void *addr;
+    memcpy(&addr, &fn, sizeof addr);
+    if (fn == NULL) {
+        put(k, tag, "", 0);
+        return;
+    }
+    if (dladdr(addr, &info) == 0 || info.dli_fname == NULL) {
+        put_num(k, tag, (uint64_t)(uintptr_t)addr);
+        return;
+    }
+    put_str(k, tag, info.dli_fname);
+    put_num(k, tag, (uint64_t)((uintptr_t)addr - (uintptr_t)info.dli_fbase));
+}
+
+/* Where the connection goes: the server name it asks for (SNI) and the
+ * port, or, without a name, the peer's address. A memory BIO (Python's
+ * asyncio) has no socket: the name alone then, and no key without one. */
+static void put_peer(struct key *k, SSL *s)
+{
+    const char *sni = R(SSL_get_servername)(s, TLSEXT_NAMETYPE_host_name);
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    int fd = R(SSL_get_fd)(s);
+    bool have = fd >= 0 && getpeername(fd, (struct sockaddr *)&ss, &sl) == 0;
+    uint16_t port = 0;
+    const void *addr = NULL;
+    size_t alen = 0;
+    if (have && ss.ss_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)&ss;
+        port = ntohs(in->sin_port);
+        addr = &in->sin_addr;
+        alen = sizeof in->sin_addr;
+    } else if (have && ss.ss_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&ss;
+        port = ntohs(in6->sin6_port);
+        addr = &in6->sin6_addr;
+        alen = sizeof in6->sin6_addr;
+    } else if (have && ss.ss_family == AF_UNIX) {
+        addr = ((const struct sockaddr_un *)&ss)->sun_path;
+        alen = strnlen(addr, sl - offsetof(struct sockaddr_un, sun_path));
+    }
+    if (sni != NULL)
+        put_str(k, 'n', sni);
+    else if (addr != NULL)
+        put(k, 'a', addr, alen);
+    else
+        k->len = 0;
+    put_num(k, 'p', port);
+}
+
+static void put_verify_param(struct key *k, SSL *s)
+{
+    X509_VERIFY_PARAM *vp = R(SSL_get0_param)(s);
+    put_num(k, 'f', R(X509_VERIFY_PARAM_get_flags)(vp));
+    put_num(k, 'F', R(X509_VERIFY_PARAM_get_hostflags)(vp));
+    put_num(k, 'd', (uint64_t)(int64_t)R(X509_VERIFY_PARAM_get_depth)(vp));
+    put_num(k, 'l', (uint64_t)(int64_t)R(X509_VERIFY_PARAM_get_auth_level)(vp));
+    const char *host;
+    for (int i = 0; (host = R(X509_VERIFY_PARAM_get0_host)(vp, i)) != NULL; i++)
+        put_str(k, 'h', host);
+    put_str(k, 'e', R(X509_VERIFY_PARAM_get0_email)(vp));
+    char *ip = R(X509_VERIFY_PARAM_get1_ip_asc)(vp);
+    put_str(k, 'i', ip);
+    R(CRYPTO_free)(ip, __FILE__, __LINE__);
+}
+
+static void put_ciphers(struct key *k, SSL *s)
+{
+    uint32_t ids[256];
+    const OPENSSL_STACK *sk = (const OPENSSL_STACK *)R(SSL_get_ciphers)(s);
+    int n = sk != NULL ? R(OPENSSL_sk_num)(sk) : 0;
+    if (n > 256) {
+        k->len = 0;
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        ids[i] = (uint32_t)R(SSL_CIPHER_get_id)(R(OPENSSL_sk_value)(sk, i));
+    put(k, 'c', ids, (size_t)n * sizeof *ids);
+}
+
+static void put_own_cert(struct key *k, SSL *s)
+{
+    X509 *cert = R(SSL_get_certificate)(s);
+    unsigned char md[SHA_DIGEST_LENGTH];
+    unsigned len = 0;
+    if (cert == NULL)
+        put(k, 'k', "", 0);
+    else if (R(X509_digest)(cert, R(EVP_sha1)(), md, &len) == 1)
+        put(k, 'k', md, len);
+    else
+        k->len = 0;
+}
+
+void key_build(SSL *s, const unsigned char *sid_ctx, size_t sid_len, struct key *k)
+{
+    k->len = 1;
+    k->bytes[0] = 1; /* format version */
+    put_peer(k, s);
+    put_num(k, 'v', (uint64_t)R(SSL_version)(s));
+    put_num(k, '<', (uint64_t)R(SSL_ctrl)(s, SSL_CTRL_GET_MIN_PROTO_VERSION, 0, NULL));
+    put_num(k, '>', (uint64_t)R(SSL_ctrl)(s, SSL_CTRL_GET_MAX_PROTO_VERSION, 0, NULL));
+    put_num(k, 'o', R(SSL_get_options)(s));
+    put_num(k, 'm', (uint64_t)R(SSL_get_verify_mode)(s));
+    put_num(k, 'D', (uint64_t)(int64_t)R(SSL_get_verify_depth)(s));
+    put_function(k, 'C', (void (*)(void))R(SSL_get_verify_callback)(s));
+    put_verify_param(k, s);
+    put_store(k, 's', R(SSL_CTX_get_cert_store)(R(SSL_get_SSL_CTX)(s)));
+    X509_STORE *own = NULL;
+    R(SSL_ctrl)(s, SSL_CTRL_GET_VERIFY_CERT_STORE, 0, &own);
+    put_store(k, 'S', own);
+    put_own_cert(k, s);
+    put(k, 'x', sid_ctx, sid_len);
+    put_ciphers(k, s);
+}

@@ -1,0 +1,65 @@
+/* Logging and the exit summary. Always to stderr or a file the user named,
+ * never stdout: the host program's output is not ours to touch. One write(2)
+ * per line so lines from threads and processes do not interleave. */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+static int log_fd = STDERR_FILENO;
+static unsigned long counters[ST_COUNT];
+
+void log_open(const char *path)
+{
+    if (path == NULL || *path == '\0')
+        return;
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        log_fd = fd;
+    else
+        log_msg(LOG_WARN, "cannot open RESUMESHIM_LOG_FILE='%s'; logging to stderr", path);
+}
+
+void log_msg(int level, const char *fmt, ...)
+{
+    static const char *const names[] = {"", "error", "warning", "info", "debug"};
+    char line[512];
+    int n = snprintf(line, sizeof line, "resumeshim[%ld]: %s: ", (long)getpid(), names[level]);
+    va_list ap;
+    va_start(ap, fmt);
+    n += vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    va_end(ap);
+    if (n > (int)sizeof line - 2)
+        n = (int)sizeof line - 2;
+    line[n++] = '\n';
+    ssize_t ignored = write(log_fd, line, (size_t)n);
+    (void)ignored;
+}
+
+void stat_add(enum counter which)
+{
+    __atomic_fetch_add(&counters[which], 1, __ATOMIC_RELAXED);
+}
+
+void stats_reset(void)
+{
+    for (int i = 0; i < ST_COUNT; i++)
+        __atomic_store_n(&counters[i], 0, __ATOMIC_RELAXED);
+}
+
+void stats_print(void)
+{
+    unsigned long c[ST_COUNT];
+    for (int i = 0; i < ST_COUNT; i++)
+        c[i] = __atomic_load_n(&counters[i], __ATOMIC_RELAXED);
+    char line[256];
+    int n = snprintf(line, sizeof line,
+                     "resumeshim[%ld]: handshakes=%lu offered=%lu resumed=%lu full=%lu "
+                     "tickets=%lu evicted=%lu expired=%lu\n",
+                     (long)getpid(), c[ST_HANDSHAKES], c[ST_OFFERED], c[ST_RESUMED], c[ST_FULL],
+                     c[ST_TICKETS], c[ST_EVICTED], c[ST_EXPIRED]);
+    ssize_t ignored = write(log_fd, line, (size_t)n);
+    (void)ignored;
+}

@@ -1,0 +1,227 @@
+/* The per-server pools: one uthash table keyed by key bytes, behind one
+ * mutex held only for table work. Sessions are freed after the mutex is
+ * released, because SSL_SESSION_free runs the application's ex_data
+ * callbacks, and no application code may run under our lock.
+ *
+ * TLS 1.3 tickets are single use (RFC 8446 C.4; OpenSSL also marks a resumed
+ * session not resumable at the end of the handshake), so an offer takes one
+ * out and concurrent handshakes to one server each get their own. A TLS 1.2
+ * session may be resumed many times; one is kept per server and each offer
+ * gets a copy. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uthash.h>
+
+#include "shim.h"
+
+struct server {
+    UT_hash_handle hh;
+    struct pooled t12;      /* .sess NULL when none */
+    unsigned n13;           /* tickets in t13, newest first */
+    struct pooled *t13;     /* cfg.pool_size slots */
+    size_t keylen;
+    unsigned char key[];
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct server *servers;   /* in least-recently-used-first order */
+static unsigned generation;
+
+/* Sessions to free once the lock is released. A pool operation drops at
+ * most a server's worth plus one, so a small fixed array suffices; a
+ * larger drop spills into the graveyard. */
+struct dropped {
+    unsigned n;
+    SSL_SESSION *s[2 * 64 + 2];
+};
+
+/* Sessions that the child of a fork must not offer: the parent holds the
+ * same tickets. They are freed on the next pool call, not in the atfork
+ * handler, where OpenSSL's own locks may be held by a vanished thread. */
+static SSL_SESSION **graveyard;
+static size_t graveyard_n;
+
+static void drop(struct dropped *d, SSL_SESSION *s, enum counter why)
+{
+    stat_add(why);
+    if (d->n < sizeof d->s / sizeof *d->s) {
+        d->s[d->n++] = s;
+        return;
+    }
+    SSL_SESSION **g = realloc(graveyard, (graveyard_n + 1) * sizeof *g);
+    if (g == NULL)
+        return; /* leaked rather than freed under the lock */
+    graveyard = g;
+    graveyard[graveyard_n++] = s;
+}
+
+static void unlock_and_free(struct dropped *d)
+{
+    SSL_SESSION **g = graveyard;
+    size_t gn = graveyard_n;
+    graveyard = NULL;
+    graveyard_n = 0;
+    pthread_mutex_unlock(&lock);
+    for (unsigned i = 0; i < d->n; i++)
+        R(SSL_SESSION_free)(d->s[i]);
+    for (size_t i = 0; i < gn; i++)
+        R(SSL_SESSION_free)(g[i]);
+    free(g);
+}
+
+static bool usable(const struct pooled *p, time_t now)
+{
+    return now < p->expires && R(SSL_SESSION_is_resumable)(p->sess);
+}
+
+static void remove_t13(struct server *sv, unsigned i)
+{
+    memmove(&sv->t13[i], &sv->t13[i + 1], (sv->n13 - i - 1) * sizeof *sv->t13);
+    sv->n13--;
+}
+
+static void drop_server(struct server *sv, struct dropped *d)
+{
+    for (unsigned i = 0; i < sv->n13; i++)
+        drop(d, sv->t13[i].sess, ST_EVICTED);
+    if (sv->t12.sess != NULL)
+        drop(d, sv->t12.sess, ST_EVICTED);
+    HASH_DELETE(hh, servers, sv);
+    free(sv->t13);
+    free(sv);
+}
+
+static struct server *find(const struct key *k)
+{
+    struct server *sv;
+    HASH_FIND(hh, servers, k->bytes, k->len, sv);
+    if (sv != NULL) {
+        /* Moving to the tail keeps the table in LRU order. */
+        HASH_DELETE(hh, servers, sv);
+        HASH_ADD_KEYPTR(hh, servers, sv->key, sv->keylen, sv);
+    }
+    return sv;
+}
+
+static struct server *create(const struct key *k, struct dropped *d)
+{
+    if (HASH_COUNT(servers) >= (unsigned long)cfg.max_hosts)
+        drop_server(servers, d);
+    struct server *sv = calloc(1, sizeof *sv + k->len);
+    if (sv == NULL)
+        return NULL;
+    sv->t13 = calloc((size_t)cfg.pool_size, sizeof *sv->t13);
+    if (sv->t13 == NULL) {
+        free(sv);
+        return NULL;
+    }
+    sv->keylen = k->len;
+    memcpy(sv->key, k->bytes, k->len);
+    HASH_ADD_KEYPTR(hh, servers, sv->key, sv->keylen, sv);
+    return sv;
+}
+
+void pool_take(const struct key *k, time_t now, struct pooled *out)
+{
+    struct dropped d = {0};
+    out->sess = NULL;
+    pthread_mutex_lock(&lock);
+    struct server *sv = find(k);
+    while (sv != NULL && sv->n13 > 0) {
+        struct pooled p = sv->t13[0];
+        remove_t13(sv, 0);
+        if (usable(&p, now)) {
+            *out = p;
+            break;
+        }
+        drop(&d, p.sess, ST_EXPIRED);
+    }
+    if (sv != NULL && out->sess == NULL && sv->t12.sess != NULL) {
+        if (usable(&sv->t12, now)) {
+            *out = sv->t12;
+            R(SSL_SESSION_up_ref)(out->sess);
+        } else {
+            drop(&d, sv->t12.sess, ST_EXPIRED);
+            sv->t12.sess = NULL;
+        }
+    }
+    unlock_and_free(&d);
+}
+
+void pool_put(const struct key *k, struct pooled p, unsigned gen)
+{
+    struct dropped d = {0};
+    pthread_mutex_lock(&lock);
+    struct server *sv = gen == generation ? find(k) : NULL;
+    if (gen == generation && sv == NULL)
+        sv = create(k, &d);
+    if (sv == NULL) {
+        drop(&d, p.sess, ST_EVICTED);
+    } else if (session_is_tls13(p.sess)) {
+        if (sv->n13 == (unsigned)cfg.pool_size)
+            drop(&d, sv->t13[--sv->n13].sess, ST_EVICTED);
+        memmove(&sv->t13[1], &sv->t13[0], sv->n13 * sizeof *sv->t13);
+        sv->t13[0] = p;
+        sv->n13++;
+        stat_add(ST_TICKETS);
+    } else {
+        if (sv->t12.sess != NULL)
+            drop(&d, sv->t12.sess, ST_EVICTED);
+        sv->t12 = p;
+        stat_add(ST_TICKETS);
+    }
+    unlock_and_free(&d);
+}
+
+void pool_discard(const struct key *k, const SSL_SESSION *sess)
+{
+    struct dropped d = {0};
+    pthread_mutex_lock(&lock);
+    struct server *sv;
+    HASH_FIND(hh, servers, k->bytes, k->len, sv);
+    for (unsigned i = 0; sv != NULL && i < sv->n13;) {
+        if (session_same_ticket(sv->t13[i].sess, sess)) {
+            drop(&d, sv->t13[i].sess, ST_EVICTED);
+            remove_t13(sv, i);
+        } else {
+            i++;
+        }
+    }
+    unlock_and_free(&d);
+}
+
+unsigned pool_generation(void)
+{
+    return __atomic_load_n(&generation, __ATOMIC_RELAXED);
+}
+
+void pool_atfork_prepare(void)
+{
+    pthread_mutex_lock(&lock);
+}
+
+void pool_atfork_parent(void)
+{
+    pthread_mutex_unlock(&lock);
+}
+
+/* The child keeps TLS 1.2 sessions (reusable by design) and gives up every
+ * TLS 1.3 ticket, which its parent may offer too. Connections the child
+ * inherited publish nothing: their generation is now stale. */
+void pool_atfork_child(void)
+{
+    pthread_mutex_init(&lock, NULL);
+    generation++;
+    struct server *sv, *tmp;
+    HASH_ITER(hh, servers, sv, tmp) {
+        SSL_SESSION **g = realloc(graveyard, (graveyard_n + sv->n13) * sizeof *g);
+        if (g != NULL) {
+            graveyard = g;
+            for (unsigned i = 0; i < sv->n13; i++)
+                graveyard[graveyard_n++] = sv->t13[i].sess;
+        }
+        sv->n13 = 0;
+    }
+}

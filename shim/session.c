@@ -1,0 +1,51 @@
+/* What the shim reads off a session to decide whether it may be offered. */
+#include <string.h>
+
+#include "shim.h"
+
+bool session_is_tls13(const SSL_SESSION *sess)
+{
+    return R(SSL_SESSION_get_protocol_version)(sess) >= TLS1_3_VERSION;
+}
+
+bool session_same_ticket(const SSL_SESSION *a, const SSL_SESSION *b)
+{
+    const unsigned char *ta, *tb;
+    size_t la, lb;
+    R(SSL_SESSION_get0_ticket)(a, &ta, &la);
+    R(SSL_SESSION_get0_ticket)(b, &tb, &lb);
+    return la != 0 && la == lb && memcmp(ta, tb, la) == 0;
+}
+
+/* notAfter as a time_t; 0 (always past) when it cannot be read, so a
+ * certificate we cannot date is never trusted from a cache. */
+static time_t not_after(X509 *cert)
+{
+    struct tm tm;
+    const ASN1_TIME *t = R(X509_get0_notAfter)(cert);
+    if (t == NULL || R(ASN1_TIME_to_tm)(t, &tm) != 1)
+        return 0;
+    return timegm(&tm);
+}
+
+static time_t earliest(time_t a, time_t b)
+{
+    return a < b ? a : b;
+}
+
+time_t session_expiry(const SSL_SESSION *sess, time_t born, X509 *own_cert)
+{
+    time_t e = born + cfg.max_age;
+    e = earliest(e, born + MAX_LIFETIME);
+    /* The server's ticket lifetime: OpenSSL stores it as the timeout. */
+    long given = R(SSL_SESSION_get_time)(sess);
+    long life = R(SSL_SESSION_get_timeout)(sess);
+    if (life > MAX_LIFETIME)
+        life = MAX_LIFETIME;
+    e = earliest(e, (time_t)given + life);
+    X509 *peer = R(SSL_SESSION_get0_peer)((SSL_SESSION *)sess);
+    e = earliest(e, peer != NULL ? not_after(peer) : 0);
+    if (own_cert != NULL)
+        e = earliest(e, not_after(own_cert));
+    return e;
+}

@@ -1,0 +1,220 @@
+/* An unmodified TLS client, as most programs are: a new SSL per connection
+ * and no session handling of its own, unless asked (--native, --app-cb).
+ * The shim is judged by what the server logs, not by this program; it only
+ * prints, per connection, whether OpenSSL reports the session reused.
+ *
+ * usage: client [options] PORT
+ *   --host ADDR       server address (127.0.0.1)
+ *   --sni NAME        server name sent and, with --verify, checked
+ *   --n N             connections per thread (1)
+ *   --threads T       threads connecting at once (1)
+ *   --mode M          connect | handshake | write | bio  (how the handshake
+ *                     starts: SSL_connect, SSL_do_handshake, implicitly in the
+ *                     first SSL_write, or BIO_do_handshake on a BIO_f_ssl)
+ *   --fresh-ctx       a new SSL_CTX for every connection (as Python's urllib)
+ *   --tls12 | --tls13 pin the protocol version
+ *   --cafile F        trust F and verify the server (SSL_VERIFY_PEER)
+ *   --verify-host H   expected host name (SSL_set1_host)
+ *   --no-shutdown     SSL_free without SSL_shutdown
+ *   --no-read         never read: send the request and close
+ *   --native          resume natively: keep the last session, offer it next
+ *   --app-cb          set SSL_SESS_CACHE_CLIENT and a new-session callback of
+ *                     its own; print how many sessions it saw
+ *   --nodelay         set TCP_NODELAY (default: Nagle left on)
+ *   --ciphers LIST    TLS 1.2 cipher list
+ *   --quiet           print only the summary line
+ * Prints "reused=K of=N failed=F" and exits 0 when F is 0. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+static const char *host = "127.0.0.1", *sni, *mode = "connect", *cafile, *verify_host, *ciphers;
+static int port, n = 1, threads = 1, version, fresh_ctx, no_shutdown, no_read, native, app_cb,
+                 nodelay, quiet;
+static SSL_CTX *shared_ctx;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static SSL_SESSION *native_session;
+static int reused, failed, cb_sessions;
+
+static int count_session(SSL *s, SSL_SESSION *sess)
+{
+    (void)s, (void)sess;
+    __atomic_fetch_add(&cb_sessions, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
+static SSL_CTX *make_ctx(void)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    if (ctx == NULL)
+        return NULL;
+    if (version) {
+        SSL_CTX_set_min_proto_version(ctx, version);
+        SSL_CTX_set_max_proto_version(ctx, version);
+    }
+    if (cafile) {
+        SSL_CTX_load_verify_locations(ctx, cafile, NULL);
+        SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    }
+    if (ciphers)
+        SSL_CTX_set_cipher_list(ctx, ciphers);
+    if (app_cb) {
+        SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT);
+        SSL_CTX_sess_set_new_cb(ctx, count_session);
+    }
+    return ctx;
+}
+
+static int tcp_connect(void)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+    if (fd < 0 || inet_pton(AF_INET, host, &sa.sin_addr) != 1 ||
+        connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    if (nodelay)
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
+}
+
+static const char request[] = "GET / HTTP/1.0\r\nHost: test\r\n\r\n";
+
+/* One connection: handshake, request, response. 1 when it worked. */
+static int one(SSL_CTX *ctx)
+{
+    char buf[4096];
+    int ok = 0, fd = tcp_connect();
+    if (fd < 0)
+        return 0;
+    SSL *s = SSL_new(ctx);
+    BIO *bio = NULL;
+    if (s == NULL)
+        goto out;
+    if (sni)
+        SSL_set_tlsext_host_name(s, sni);
+    if (verify_host)
+        SSL_set1_host(s, verify_host);
+    if (native) {
+        pthread_mutex_lock(&lock);
+        if (native_session)
+            SSL_set_session(s, native_session);
+        pthread_mutex_unlock(&lock);
+    }
+    SSL_set_fd(s, fd);
+    if (strcmp(mode, "connect") == 0) {
+        if (SSL_connect(s) != 1)
+            goto out;
+    } else if (strcmp(mode, "handshake") == 0) {
+        SSL_set_connect_state(s);
+        if (SSL_do_handshake(s) != 1)
+            goto out;
+    } else if (strcmp(mode, "write") == 0) {
+        SSL_set_connect_state(s);
+    } else if (strcmp(mode, "bio") == 0) {
+        SSL_set_connect_state(s);
+        bio = BIO_new(BIO_f_ssl());
+        BIO_set_ssl(bio, s, BIO_NOCLOSE);
+        if (BIO_do_handshake(bio) != 1)
+            goto out;
+    }
+    if (SSL_write(s, request, (int)sizeof request - 1) <= 0)
+        goto out;
+    if (!no_read) {
+        int got, total = 0;
+        while ((got = SSL_read(s, buf, sizeof buf)) > 0)
+            total += got;
+        if (total == 0)
+            goto out;
+    }
+    ok = 1;
+    if (SSL_session_reused(s))
+        __atomic_fetch_add(&reused, 1, __ATOMIC_RELAXED);
+    if (native) {
+        pthread_mutex_lock(&lock);
+        SSL_SESSION_free(native_session);
+        native_session = SSL_get1_session(s);
+        pthread_mutex_unlock(&lock);
+    }
+    if (!no_shutdown)
+        SSL_shutdown(s);
+out:
+    if (!ok && !quiet)
+        ERR_print_errors_fp(stderr);
+    ERR_clear_error();
+    BIO_free(bio);
+    SSL_free(s);
+    close(fd);
+    return ok;
+}
+
+static void *run(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < n; i++) {
+        SSL_CTX *ctx = fresh_ctx ? make_ctx() : shared_ctx;
+        if (!one(ctx))
+            __atomic_fetch_add(&failed, 1, __ATOMIC_RELAXED);
+        if (fresh_ctx)
+            SSL_CTX_free(ctx);
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    int i;
+    for (i = 1; i < argc - 1; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--host")) host = argv[++i];
+        else if (!strcmp(a, "--sni")) sni = argv[++i];
+        else if (!strcmp(a, "--n")) n = atoi(argv[++i]);
+        else if (!strcmp(a, "--threads")) threads = atoi(argv[++i]);
+        else if (!strcmp(a, "--mode")) mode = argv[++i];
+        else if (!strcmp(a, "--cafile")) cafile = argv[++i];
+        else if (!strcmp(a, "--verify-host")) verify_host = argv[++i];
+        else if (!strcmp(a, "--ciphers")) ciphers = argv[++i];
+        else if (!strcmp(a, "--fresh-ctx")) fresh_ctx = 1;
+        else if (!strcmp(a, "--tls12")) version = TLS1_2_VERSION;
+        else if (!strcmp(a, "--tls13")) version = TLS1_3_VERSION;
+        else if (!strcmp(a, "--no-shutdown")) no_shutdown = 1;
+        else if (!strcmp(a, "--no-read")) no_read = 1;
+        else if (!strcmp(a, "--native")) native = 1;
+        else if (!strcmp(a, "--app-cb")) app_cb = 1;
+        else if (!strcmp(a, "--nodelay")) nodelay = 1;
+        else if (!strcmp(a, "--quiet")) quiet = 1;
+        else {
+            fprintf(stderr, "client: unknown option %s\n", a);
+            return 2;
+        }
+    }
+    if (i != argc - 1 || (port = atoi(argv[i])) <= 0 || n < 1 || threads < 1 || threads > 512) {
+        fprintf(stderr, "usage: client [options] PORT\n");
+        return 2;
+    }
+    if (!fresh_ctx && (shared_ctx = make_ctx()) == NULL)
+        return 1;
+    pthread_t t[512];
+    for (i = 0; i < threads; i++)
+        pthread_create(&t[i], NULL, run, NULL);
+    for (i = 0; i < threads; i++)
+        pthread_join(t[i], NULL);
+    printf("reused=%d of=%d failed=%d", reused, n * threads, failed);
+    if (app_cb)
+        printf(" callback_sessions=%d", cb_sessions);
+    printf("\n");
+    SSL_SESSION_free(native_session);
+    SSL_CTX_free(shared_ctx);
+    return failed ? 1 : 0;
+}
