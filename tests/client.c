@@ -22,7 +22,11 @@
  *                     its own; print how many sessions it saw
  *   --nodelay         set TCP_NODELAY (default: Nagle left on)
  *   --ciphers LIST    TLS 1.2 cipher list
- *   --quiet           print only the summary line
+ *   --warmup K        K sequential connections before the threads start
+ *   --pause MS        sleep between a thread's connections
+ *   --snis A,B,...    server names used in turn (one per connection)
+ *   --fork            after the warm-up, fork: parent and child both run
+ *                     the threads (the summary is the parent's)
  * Prints "reused=K of=N failed=F" and exits 0 when F is 0. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -32,12 +36,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
 static const char *host = "127.0.0.1", *sni, *mode = "connect", *cafile, *verify_host, *ciphers;
+static const char *snis[16];
+static int n_snis, warmup, pause_ms, do_fork, sni_next;
 static int port, n = 1, threads = 1, version, fresh_ctx, no_shutdown, no_read, native, app_cb,
                  nodelay, quiet;
 static SSL_CTX *shared_ctx;
@@ -102,7 +110,9 @@ static int one(SSL_CTX *ctx)
     BIO *bio = NULL;
     if (s == NULL)
         goto out;
-    if (sni)
+    if (n_snis)
+        SSL_set_tlsext_host_name(s, snis[__atomic_fetch_add(&sni_next, 1, __ATOMIC_RELAXED) % n_snis]);
+    else if (sni)
         SSL_set_tlsext_host_name(s, sni);
     if (verify_host)
         SSL_set1_host(s, verify_host);
@@ -161,8 +171,10 @@ out:
 
 static void *run(void *arg)
 {
-    (void)arg;
-    for (int i = 0; i < n; i++) {
+    int count = arg != NULL ? *(int *)arg : n;
+    for (int i = 0; i < count; i++) {
+        if (i > 0 && pause_ms > 0)
+            nanosleep(&(struct timespec){pause_ms / 1000, (pause_ms % 1000) * 1000000L}, NULL);
         SSL_CTX *ctx = fresh_ctx ? make_ctx() : shared_ctx;
         if (!one(ctx))
             __atomic_fetch_add(&failed, 1, __ATOMIC_RELAXED);
@@ -194,6 +206,13 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--app-cb")) app_cb = 1;
         else if (!strcmp(a, "--nodelay")) nodelay = 1;
         else if (!strcmp(a, "--quiet")) quiet = 1;
+        else if (!strcmp(a, "--warmup")) warmup = atoi(argv[++i]);
+        else if (!strcmp(a, "--pause")) pause_ms = atoi(argv[++i]);
+        else if (!strcmp(a, "--fork")) do_fork = 1;
+        else if (!strcmp(a, "--snis")) {
+            for (char *tok = strtok(argv[++i], ","); tok && n_snis < 16; tok = strtok(NULL, ","))
+                snis[n_snis++] = tok;
+        }
         else {
             fprintf(stderr, "client: unknown option %s\n", a);
             return 2;
@@ -205,12 +224,20 @@ int main(int argc, char **argv)
     }
     if (!fresh_ctx && (shared_ctx = make_ctx()) == NULL)
         return 1;
+    if (warmup > 0)
+        run(&warmup);
+    pid_t child = do_fork ? fork() : -1;
     pthread_t t[512];
     for (i = 0; i < threads; i++)
         pthread_create(&t[i], NULL, run, NULL);
     for (i = 0; i < threads; i++)
         pthread_join(t[i], NULL);
-    printf("reused=%d of=%d failed=%d", reused, n * threads, failed);
+    if (child == 0)
+        return failed ? 1 : 0;
+    int status = 0;
+    if (child > 0 && (waitpid(child, &status, 0) != child || status != 0))
+        failed++;
+    printf("reused=%d of=%d failed=%d", reused, n * threads + warmup, failed);
     if (app_cb)
         printf(" callback_sessions=%d", cb_sessions);
     printf("\n");

@@ -1,0 +1,67 @@
+# Sourced by the demo and the tests: a test CA and server certificate, and
+# nginx on a free port of 127.0.0.1 logging whether each session was reused.
+
+# make_certs DIR [DAYS]: DIR/ca.pem, DIR/server.pem, DIR/server.key (ECDSA
+# P-256; the server certificate names localhost, 127.0.0.1 and test names).
+make_certs() {
+    local d="$1" days="${2:-2}"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 3 \
+        -subj /CN=resumeshim-test-ca -keyout "$d/ca.key" -out "$d/ca.pem" 2>/dev/null
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=localhost \
+        -keyout "$d/server.key" -out "$d/server.csr" 2>/dev/null
+    printf 'subjectAltName=DNS:localhost,DNS:test.example,DNS:a.test,DNS:b.test,IP:127.0.0.1\n' \
+        > "$d/ext"
+    openssl x509 -req -in "$d/server.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial \
+        -days "$days" -extfile "$d/ext" -out "$d/server.pem" 2>/dev/null
+}
+
+free_port() {
+    /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+wait_port() {
+    local i
+    for i in $(seq 100); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+        sleep 0.05
+    done
+    echo "nothing listens on port $1" >&2
+    return 1
+}
+
+# nginx_start DIR CERT KEY [extra server directives]: runs nginx in the
+# background from DIR; sets NGINX_PID, PORT and SLOG (its access log, one
+# line per request: "r" when the session was reused, "." when not).
+nginx_start() {
+    local d="$1" cert="$2" key="$3"
+    PORT=$(free_port)
+    SLOG="$d/access.log"
+    cat > "$d/nginx.conf" <<CONF
+daemon off;
+master_process off;
+worker_processes 1;
+pid $d/nginx.pid;
+error_log $d/error.log;
+events { worker_connections 512; }
+http {
+    log_format reuse '\$ssl_session_reused \$ssl_protocol';
+    access_log $SLOG reuse;
+    client_body_temp_path $d/body;
+    proxy_temp_path $d/proxy;
+    fastcgi_temp_path $d/fastcgi;
+    uwsgi_temp_path $d/uwsgi;
+    scgi_temp_path $d/scgi;
+    server {
+        listen 127.0.0.1:$PORT ssl;
+        ssl_certificate $cert;
+        ssl_certificate_key $key;
+        ssl_protocols TLSv1.2 TLSv1.3;
+        ${4:-}
+        location / { return 200 "ok\n"; }
+    }
+}
+CONF
+    nginx -p "$d" -c "$d/nginx.conf" 3>&- &
+    NGINX_PID=$!
+    wait_port "$PORT"
+}

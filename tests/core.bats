@@ -1,0 +1,196 @@
+#!/usr/bin/env bats
+# The core promise: an unmodified client resumes every connection after the
+# first, judged by the server's log, for each way a handshake can start.
+
+load helpers
+
+# run_modes VERSION MODE-OPTIONS: 10 connections without the shim (none
+# resumed) and 10 with it (all but the first resumed), as the server saw.
+expect_resumption() {
+    start_psk "$1"
+    shift
+    run client --n 10 "$@" "$PORT"
+    assert_success
+    assert_equal "$(connections)" 10
+    assert_equal "$(resumed)" 0
+    : > "$SLOG"
+    run with_shim "$CLIENT" --n 10 "$@" "$PORT"
+    assert_success
+    assert_equal "$(connections)" 10
+    assert_equal "$(resumed)" 9
+}
+
+@test "TLS 1.3, SSL_connect: 0 of 10 resumed without the shim, 9 of 10 with it" {
+    expect_resumption --tls13 --mode connect
+}
+
+@test "TLS 1.2, SSL_connect: 0 of 10 without, 9 of 10 with" {
+    expect_resumption --tls12 --mode connect
+}
+
+@test "TLS 1.3 and 1.2, SSL_do_handshake" {
+    expect_resumption --tls13 --mode handshake
+    teardown
+    expect_resumption --tls12 --mode handshake
+}
+
+@test "TLS 1.3 and 1.2, handshake inside the first SSL_write" {
+    expect_resumption --tls13 --mode write
+    teardown
+    expect_resumption --tls12 --mode write
+}
+
+@test "TLS 1.3 and 1.2, BIO_f_ssl with BIO_do_handshake" {
+    expect_resumption --tls13 --mode bio
+    teardown
+    expect_resumption --tls12 --mode bio
+}
+
+@test "a fresh SSL_CTX for every connection, verifying the server" {
+    expect_resumption --tls13 --fresh-ctx --cafile "$CA" --verify-host localhost
+    teardown
+    expect_resumption --tls12 --fresh-ctx --cafile "$CA" --verify-host localhost
+}
+
+@test "version not pinned: the server picks TLS 1.3 and it resumes" {
+    start_psk
+    run with_shim "$CLIENT" --n 10 "$PORT"
+    assert_success
+    assert_equal "$(resumed)" 9
+    run grep -c 'version=TLSv1.3' "$SLOG"
+    assert_output 10
+}
+
+@test "connections freed without SSL_shutdown do not stop later ones resuming" {
+    expect_resumption --tls13 --no-shutdown
+    teardown
+    expect_resumption --tls12 --no-shutdown
+}
+
+@test "8 threads x 10 connections: all but the first burst resume, no ticket offered twice" {
+    start_psk --tls13
+    run with_shim "$CLIENT" --threads 8 --n 10 "$PORT"
+    assert_success
+    assert_equal "$(connections)" 80
+    [ "$(resumed)" -ge 72 ]
+    assert_equal "$(offered_twice)" ""
+}
+
+@test "a burst of 8 after one warm-up connection: the pool gives each a distinct ticket" {
+    start_psk --tls13 --tickets 8
+    run with_shim "$CLIENT" --warmup 1 --threads 8 --n 1 "$PORT"
+    assert_success
+    assert_equal "$(resumed)" 8
+    assert_equal "$(offered_twice)" ""
+}
+
+@test "TLS 1.2 under 8 threads: every connection after the first burst resumes" {
+    start_psk --tls12
+    run with_shim "$CLIENT" --threads 8 --n 10 "$PORT"
+    assert_success
+    [ "$(resumed)" -ge 72 ]
+}
+
+@test "fork: parent and child both resume and never offer the same ticket" {
+    start_psk --tls13 --tickets 4
+    run with_shim "$CLIENT" --warmup 2 --fork --threads 2 --n 5 "$PORT"
+    assert_success
+    assert_equal "$(connections)" 22
+    assert_equal "$(offered_twice)" ""
+    # The child starts with no tickets, so it pays one full handshake per
+    # thread at most; everything else resumes.
+    [ "$(resumed)" -ge 17 ]
+}
+
+@test "an application with its own session cache behaves as without the shim" {
+    start_psk --tls13
+    run client --native --n 10 "$PORT"
+    assert_success
+    local without_offers without_resumed
+    without_resumed=$(resumed) without_offers=$(offers)
+    : > "$SLOG"
+    run with_shim "$CLIENT" --native --n 10 "$PORT"
+    assert_success
+    assert_equal "$(resumed)" "$without_resumed"
+    assert_equal "$(offered_twice)" ""
+    [ "$without_resumed" -eq 9 ]
+}
+
+@test "an application's own new-session callback sees every session, as without the shim" {
+    # An OpenSSL server sends 2 tickets after a full handshake and 1 after a
+    # resumption: the callback must see each of them, shim or not.
+    start_psk --tls13
+    run client --app-cb --n 5 "$PORT"
+    assert_success
+    assert_output --partial "callback_sessions=10"
+    : > "$SLOG"
+    run with_shim "$CLIENT" --app-cb --n 5 "$PORT"
+    assert_success
+    assert_equal "$(resumed)" 4
+    assert_output --partial "callback_sessions=$((2 * (5 - 4) + 4))"
+}
+
+@test "a server that issues no tickets: every connection succeeds, fully" {
+    start_psk --no-resume
+    run with_shim "$CLIENT" --n 10 "$PORT"
+    assert_success
+    assert_output --partial 'failed=0'
+    assert_equal "$(connections)" 10
+    assert_equal "$(resumed)" 0
+    start_psk --no-resume --tls12
+    run with_shim "$CLIENT" --n 10 --tls12 "$PORT"
+    assert_success
+    assert_equal "$(resumed)" 0
+}
+
+@test "a server that refuses every ticket: every connection succeeds, fully" {
+    start_psk --refuse --tls13
+    run with_shim "$CLIENT" --n 10 "$PORT"
+    assert_success
+    assert_equal "$(resumed)" 0
+    # The shim did offer (so the refusal was exercised), each ticket once.
+    [ "$(offers)" -ge 9 ]
+    assert_equal "$(offered_twice)" ""
+    start_psk --refuse --tls12
+    run with_shim "$CLIENT" --n 10 --tls12 "$PORT"
+    assert_success
+    assert_equal "$(resumed)" 0
+}
+
+@test "nginx: the C client resumes 9 of 10 (TLS 1.3 and 1.2), 0 without the shim" {
+    start_nginx
+    run client --n 10 "$PORT"
+    assert_success
+    assert_equal "$(nginx_resumed)" 0
+    : > "$SLOG"
+    run with_shim "$CLIENT" --n 10 "$PORT"
+    assert_success
+    assert_equal "$(nginx_requests)" 10
+    assert_equal "$(nginx_resumed)" 9
+    : > "$SLOG"
+    run with_shim "$CLIENT" --n 10 --tls12 "$PORT"
+    assert_success
+    assert_equal "$(nginx_resumed)" 9
+}
+
+@test "Python urllib.request.urlopen in a loop, unmodified: resumed with the shim" {
+    start_nginx
+    cat > "$BATS_TEST_TMPDIR/fetch.py" <<'PY'
+import ssl, sys, urllib.request
+url, ca, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+for _ in range(n):
+    ctx = ssl.create_default_context(cafile=ca)
+    with urllib.request.urlopen(url, context=ctx) as r:
+        assert r.read() == b"ok\n"
+print("done")
+PY
+    run timeout 60 "$PY" "$BATS_TEST_TMPDIR/fetch.py" "https://localhost:$PORT/" "$CA" 10
+    assert_success
+    assert_equal "$(nginx_resumed)" 0
+    : > "$SLOG"
+    run with_shim "$PY" "$BATS_TEST_TMPDIR/fetch.py" "https://localhost:$PORT/" "$CA" 10
+    assert_success
+    assert_output done
+    assert_equal "$(nginx_requests)" 10
+    assert_equal "$(nginx_resumed)" 9
+}

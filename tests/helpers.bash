@@ -1,0 +1,68 @@
+# Shared by the bats suites: certificates, servers on 127.0.0.1 (started and
+# stopped by the tests), and counting what the servers saw.
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+
+ROOT="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
+SHIM="${SHIM:-$ROOT/libresumeshim.so}"
+CLIENT="$ROOT/tests/bin/client"
+PSKSERVER="$ROOT/tests/bin/pskserver"
+PY=/usr/bin/python3
+
+source "$ROOT/scripts/servers.sh"
+
+setup_file() {
+    make_certs "$BATS_FILE_TMPDIR"
+    CA="$BATS_FILE_TMPDIR/ca.pem" CERT="$BATS_FILE_TMPDIR/server.pem"
+    KEY="$BATS_FILE_TMPDIR/server.key"
+    export CA CERT KEY
+}
+
+# start_psk [pskserver options]: the tests' own server, which logs the
+# identities each ClientHello offered. Sets PORT and SLOG.
+start_psk() {
+    local d
+    d=$(mktemp -d "$BATS_TEST_TMPDIR/psk.XXXX")
+    SLOG="$d/log"
+    "$PSKSERVER" --cert "$CERT" --key "$KEY" --port-file "$d/port" --log "$SLOG" "$@" \
+        3>&- &
+    echo $! >> "$BATS_TEST_TMPDIR/pids"
+    local i
+    for i in $(seq 100); do
+        [ -s "$d/port" ] && break
+        sleep 0.05
+    done
+    PORT=$(cat "$d/port")
+    export PORT SLOG
+}
+
+# start_nginx [extra server directives]: sets PORT and SLOG.
+start_nginx() {
+    local d
+    d=$(mktemp -d "$BATS_TEST_TMPDIR/nginx.XXXX")
+    nginx_start "$d" "$CERT" "$KEY" "${1:-}"
+    echo "$NGINX_PID" >> "$BATS_TEST_TMPDIR/pids"
+    export PORT SLOG
+}
+
+teardown() {
+    if [ -f "$BATS_TEST_TMPDIR/pids" ]; then
+        xargs -r kill < "$BATS_TEST_TMPDIR/pids" 2>/dev/null || true
+        rm -f "$BATS_TEST_TMPDIR/pids"
+    fi
+}
+
+# What the servers saw.
+resumed() { grep -c 'resumed=1' "$SLOG" || true; }
+connections() { grep -c '^conn=' "$SLOG" || true; }
+nginx_resumed() { grep -c '^r ' "$SLOG" || true; }
+nginx_requests() { wc -l < "$SLOG"; }
+# Identities (TLS 1.3 tickets) offered in more than one ClientHello.
+offered_twice() {
+    sed -n 's/.*offered=//p' "$SLOG" | tr ',' '\n' | grep -v '^-$' | sort | uniq -d
+}
+offers() { sed -n 's/.*offered=//p' "$SLOG" | grep -vc '^-$' || true; }
+
+# Runs the test client; with_shim does so under the shim.
+client() { timeout 120 "$CLIENT" "$@"; }
+with_shim() { LD_PRELOAD="$SHIM" timeout 120 "$@"; }

@@ -1,0 +1,292 @@
+/*
+ * pskserver: a small TLS test server for the session-resumption shim tests.
+ *
+ * Tests judge a client by what the server saw. For every connection this
+ * server logs one line with the resumption identities the client offered in
+ * its ClientHello (TLS 1.3 PSK identities, TLS 1.2 session tickets, TLS 1.2
+ * session ids, each as 16 hex chars of SHA-256) and whether the handshake
+ * resumed:
+ *   conn=N status=ok|fail version=TLSv1.3|TLSv1.2|- resumed=0|1 offered=h1,h2|-
+ * Flags can make it refuse resumption (--no-resume, --refuse) so tests can
+ * check how a client copes. Single-threaded; listens on 127.0.0.1 only.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <openssl/core_names.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <openssl/ssl.h>
+
+#define REQ_MAX (16 * 1024)
+
+/* Identities offered in the ClientHello of one connection. */
+struct offered {
+    char buf[4096];
+    size_t len;
+};
+
+static unsigned char tk_name[16], tk_aes[32], tk_hmac[32];
+
+static void add_identity(struct offered *o, const char *prefix,
+                         const unsigned char *data, size_t len)
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    char item[32];
+    if (!EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) || mdlen < 8)
+        return;
+    int n = snprintf(item, sizeof item, "%s%s", o->len ? "," : "", prefix);
+    for (int i = 0; i < 8; i++)
+        n += snprintf(item + n, sizeof item - n, "%02x", md[i]);
+    if (o->len + (size_t)n < sizeof o->buf) {
+        memcpy(o->buf + o->len, item, (size_t)n + 1);
+        o->len += (size_t)n;
+    }
+}
+
+static unsigned get16(const unsigned char *p) { return (unsigned)p[0] << 8 | p[1]; }
+
+static int client_hello_cb(SSL *s, int *al, void *arg)
+{
+    (void)al; (void)arg;
+    struct offered *o = SSL_get_app_data(s);
+    const unsigned char *p, *sid;
+    size_t len;
+    int has_psk = 0;
+    if (!o)
+        return SSL_CLIENT_HELLO_SUCCESS;
+    /* After a HelloRetryRequest the callback runs again: keep the latest. */
+    o->len = 0;
+    o->buf[0] = '\0';
+
+    /* TLS 1.3 OfferedPsks: identities<7..2^16-1> { identity<1..2^16-1>, uint32 age } */
+    if (SSL_client_hello_get0_ext(s, TLSEXT_TYPE_psk, &p, &len) == 1) {
+        has_psk = 1;
+        if (len >= 2) {
+            size_t ilen = get16(p), off = 2;
+            if (ilen > len - 2)
+                ilen = len - 2;
+            while (off + 2 <= 2 + ilen) {
+                size_t idlen = get16(p + off);
+                off += 2;
+                if (idlen > 2 + ilen - off || 2 + ilen - off - idlen < 4)
+                    break;
+                add_identity(o, "", p + off, idlen);
+                off += idlen + 4; /* identity + obfuscated_ticket_age */
+            }
+        }
+    }
+    if (SSL_client_hello_get0_ext(s, TLSEXT_TYPE_session_ticket, &p, &len) == 1
+        && len > 0)
+        add_identity(o, "t:", p, len);
+    len = SSL_client_hello_get0_session_id(s, &sid);
+    if (len > 0 && !has_psk)
+        add_identity(o, "s:", sid, len);
+    return SSL_CLIENT_HELLO_SUCCESS;
+}
+
+/* --refuse: encrypt new tickets with a fixed key, never accept one back. */
+static int ticket_key_cb(SSL *s, unsigned char key_name[16],
+                         unsigned char iv[EVP_MAX_IV_LENGTH],
+                         EVP_CIPHER_CTX *ctx, EVP_MAC_CTX *hctx, int enc)
+{
+    (void)s;
+    if (!enc)
+        return 0; /* "ticket not found": do a full handshake */
+    OSSL_PARAM params[] = {
+        OSSL_PARAM_construct_octet_string(OSSL_MAC_PARAM_KEY, tk_hmac, sizeof tk_hmac),
+        OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, "SHA256", 0),
+        OSSL_PARAM_construct_end(),
+    };
+    memcpy(key_name, tk_name, sizeof tk_name);
+    if (RAND_bytes(iv, 16) != 1
+        || !EVP_EncryptInit_ex(ctx, EVP_aes_256_cbc(), NULL, tk_aes, iv)
+        || !EVP_MAC_CTX_set_params(hctx, params))
+        return -1;
+    return 1;
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: pskserver --cert FILE --key FILE [--port N] [--port-file FILE]\n"
+            "  [--log FILE] [--tls12|--tls13] [--tickets N] [--no-resume|--refuse]\n"
+            "  [--lifetime N] [--max N]\n");
+    exit(2);
+}
+
+static long num_arg(const char *s)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *s == '\0' || *end != '\0' || v < 0)
+        usage();
+    return v;
+}
+
+static void handle(SSL_CTX *ctx, int fd, long seq, FILE *log)
+{
+    struct offered o = { .len = 0 };
+    struct timeval tv = { .tv_sec = 5, .tv_usec = 0 };
+    static char req[REQ_MAX];
+    static const char resp[] = "HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n"
+                               "Content-Length: 3\r\nConnection: close\r\n\r\nok\n";
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    SSL *s = SSL_new(ctx);
+    if (!s) {
+        fprintf(log, "conn=%ld status=fail version=- resumed=0 offered=-\n", seq);
+        fflush(log);
+        close(fd);
+        return;
+    }
+    SSL_set_app_data(s, &o);
+    SSL_set_fd(s, fd);
+    if (SSL_accept(s) != 1) {
+        fprintf(log, "conn=%ld status=fail version=- resumed=0 offered=%s\n",
+                seq, o.len ? o.buf : "-");
+        fflush(log);
+        ERR_clear_error();
+        SSL_free(s);
+        close(fd);
+        return;
+    }
+    fprintf(log, "conn=%ld status=ok version=%s resumed=%d offered=%s\n", seq,
+            SSL_get_version(s), SSL_session_reused(s) ? 1 : 0, o.len ? o.buf : "-");
+    fflush(log);
+
+    size_t got = 0;
+    int fatal = 0;
+    while (got < sizeof req) {
+        int n = SSL_read(s, req + got, (int)(sizeof req - got));
+        if (n <= 0) {
+            int err = SSL_get_error(s, n);
+            fatal = err == SSL_ERROR_SYSCALL || err == SSL_ERROR_SSL;
+            break;
+        }
+        got += (size_t)n;
+        if (memmem(req, got, "\r\n\r\n", 4))
+            break;
+    }
+    if (!fatal) {
+        SSL_write(s, resp, (int)(sizeof resp - 1));
+        SSL_shutdown(s);
+    }
+    ERR_clear_error();
+    SSL_free(s);
+    close(fd);
+}
+
+int main(int argc, char **argv)
+{
+    const char *cert = NULL, *key = NULL, *port_file = NULL, *log_file = NULL;
+    long port = 0, tickets = -1, lifetime = -1, max = 0;
+    int version = 0, no_resume = 0, refuse = 0;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int takes = 1;
+        if (!strcmp(a, "--cert") && v) cert = v;
+        else if (!strcmp(a, "--key") && v) key = v;
+        else if (!strcmp(a, "--port") && v) port = num_arg(v);
+        else if (!strcmp(a, "--port-file") && v) port_file = v;
+        else if (!strcmp(a, "--log") && v) log_file = v;
+        else if (!strcmp(a, "--tickets") && v) tickets = num_arg(v);
+        else if (!strcmp(a, "--lifetime") && v) lifetime = num_arg(v);
+        else if (!strcmp(a, "--max") && v) max = num_arg(v);
+        else {
+            takes = 0;
+            if (!strcmp(a, "--tls12")) version = TLS1_2_VERSION;
+            else if (!strcmp(a, "--tls13")) version = TLS1_3_VERSION;
+            else if (!strcmp(a, "--no-resume")) no_resume = 1;
+            else if (!strcmp(a, "--refuse")) refuse = 1;
+            else usage();
+        }
+        i += takes;
+    }
+    if (!cert || !key || port > 65535)
+        usage();
+    signal(SIGPIPE, SIG_IGN);
+
+    FILE *log = stdout;
+    if (log_file && !(log = fopen(log_file, "a"))) {
+        perror(log_file);
+        return 1;
+    }
+
+    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    if (!ctx
+        || SSL_CTX_use_certificate_chain_file(ctx, cert) != 1
+        || SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1
+        || SSL_CTX_check_private_key(ctx) != 1) {
+        ERR_print_errors_fp(stderr);
+        return 1;
+    }
+    SSL_CTX_set_min_proto_version(ctx, version ? version : TLS1_2_VERSION);
+    SSL_CTX_set_max_proto_version(ctx, version ? version : TLS1_3_VERSION);
+    SSL_CTX_set_session_id_context(ctx, (const unsigned char *)"pskserver", 9);
+    SSL_CTX_set_client_hello_cb(ctx, client_hello_cb, NULL);
+    if (tickets >= 0)
+        SSL_CTX_set_num_tickets(ctx, (size_t)tickets);
+    if (lifetime >= 0)
+        SSL_CTX_set_timeout(ctx, lifetime);
+    if (no_resume) {
+        SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
+        SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+        SSL_CTX_set_num_tickets(ctx, 0);
+    } else if (refuse) {
+        if (RAND_bytes(tk_name, sizeof tk_name) != 1 || RAND_bytes(tk_aes, sizeof tk_aes) != 1
+            || RAND_bytes(tk_hmac, sizeof tk_hmac) != 1) {
+            ERR_print_errors_fp(stderr);
+            return 1;
+        }
+        SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, ticket_key_cb);
+        SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+    }
+
+    int ls = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+    socklen_t salen = sizeof sa;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (ls < 0
+        || setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0
+        || bind(ls, (struct sockaddr *)&sa, sizeof sa) < 0
+        || listen(ls, 256) < 0
+        || getsockname(ls, (struct sockaddr *)&sa, &salen) < 0) {
+        perror("listen");
+        return 1;
+    }
+    if (port_file) {
+        char tmp[4096];
+        FILE *f;
+        snprintf(tmp, sizeof tmp, "%s.tmp", port_file);
+        if (!(f = fopen(tmp, "w")) || fprintf(f, "%u\n", ntohs(sa.sin_port)) < 0
+            || fclose(f) != 0 || rename(tmp, port_file) != 0) {
+            perror(port_file);
+            return 1;
+        }
+    }
+
+    for (long seq = 1; max == 0 || seq <= max; seq++) {
+        int fd;
+        while ((fd = accept(ls, NULL, NULL)) < 0) {
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+                usleep(10000);
+        }
+        handle(ctx, fd, seq, log);
+    }
+    SSL_CTX_free(ctx);
+    close(ls);
+    if (log != stdout)
+        fclose(log);
+    return 0;
+}
