@@ -63,19 +63,19 @@ load helpers
 
 @test "RESUMESHIM_STATS=1 prints one summary line on stderr; stdout is untouched" {
     start_psk --tls13
-    RESUMESHIM_STATS=1 LD_PRELOAD="$SHIM" "$CLIENT" --n 5 "$PORT" \
+    RESUMESHIM_STATS=1 LD_PRELOAD="$PRELOAD" "$CLIENT" --n 5 "$PORT" \
         > "$BATS_TEST_TMPDIR/out" 2> "$BATS_TEST_TMPDIR/err"
     assert_equal "$(cat "$BATS_TEST_TMPDIR/out")" "reused=4 of=5 failed=0"
     run cat "$BATS_TEST_TMPDIR/err"
     assert_output --regexp '^resumeshim\[[0-9]+\]: handshakes=5 offered=4 resumed=4 full=1 tickets=[0-9]+ evicted=[0-9]+ expired=0$'
-    LD_PRELOAD="$SHIM" "$CLIENT" --n 2 "$PORT" > /dev/null 2> "$BATS_TEST_TMPDIR/err"
+    LD_PRELOAD="$PRELOAD" "$CLIENT" --n 2 "$PORT" > /dev/null 2> "$BATS_TEST_TMPDIR/err"
     assert_equal "$(cat "$BATS_TEST_TMPDIR/err")" ""
 }
 
 @test "RESUMESHIM_LOG=debug to RESUMESHIM_LOG_FILE, nothing on stderr" {
     start_psk --tls13
     RESUMESHIM_LOG=debug RESUMESHIM_LOG_FILE="$BATS_TEST_TMPDIR/shim.log" \
-        LD_PRELOAD="$SHIM" "$CLIENT" --n 3 "$PORT" > /dev/null 2> "$BATS_TEST_TMPDIR/err"
+        LD_PRELOAD="$PRELOAD" "$CLIENT" --n 3 "$PORT" > /dev/null 2> "$BATS_TEST_TMPDIR/err"
     assert_equal "$(cat "$BATS_TEST_TMPDIR/err")" ""
     run grep -c 'offered a TLS 1.3 session' "$BATS_TEST_TMPDIR/shim.log"
     assert_output 2
@@ -89,7 +89,7 @@ load helpers
                RESUMESHIM_MAX_HOSTS= RESUMESHIM_MAX_HOSTS=1e3 RESUMESHIM_STATS=yes \
                RESUMESHIM_LOG=loud; do
         : > "$SLOG"
-        env "$var" LD_PRELOAD="$SHIM" "$CLIENT" --n 3 "$PORT" > "$BATS_TEST_TMPDIR/out" \
+        env "$var" LD_PRELOAD="$PRELOAD" "$CLIENT" --n 3 "$PORT" > "$BATS_TEST_TMPDIR/out" \
             2> "$BATS_TEST_TMPDIR/err"
         assert_equal "$(cat "$BATS_TEST_TMPDIR/out")" "reused=2 of=3 failed=0"
         run cat "$BATS_TEST_TMPDIR/err"

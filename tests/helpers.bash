@@ -4,7 +4,10 @@ load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
 
 ROOT="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
-SHIM="${SHIM:-$ROOT/libresumeshim.so}"
+SHIM="$ROOT/libresumeshim.so"
+# What the tests preload: the shim, or (make test-asan) libasan and the
+# sanitized build.
+PRELOAD="${SHIM_PRELOAD:-$SHIM}"
 CLIENT="$ROOT/tests/bin/client"
 PSKSERVER="$ROOT/tests/bin/pskserver"
 PY=/usr/bin/python3
@@ -65,4 +68,4 @@ offers() { sed -n 's/.*offered=//p' "$SLOG" | grep -vc '^-$' || true; }
 
 # Runs the test client; with_shim does so under the shim.
 client() { timeout 120 "$CLIENT" "$@"; }
-with_shim() { LD_PRELOAD="$SHIM" timeout 120 "$@"; }
+with_shim() { LD_PRELOAD="$PRELOAD" timeout 120 "$@"; }

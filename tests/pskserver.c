@@ -85,11 +85,25 @@ static int client_hello_cb(SSL *s, int *al, void *arg)
             }
         }
     }
+    int has_ticket = 0;
     if (SSL_client_hello_get0_ext(s, TLSEXT_TYPE_session_ticket, &p, &len) == 1
-        && len > 0)
+        && len > 0) {
+        has_ticket = 1;
         add_identity(o, "t:", p, len);
+    }
+    /* A client able to speak TLS 1.3 sends a random legacy session id for
+     * middlebox compatibility: only a TLS 1.2-only hello without a ticket
+     * resumes by session id. */
+    int tls13 = 0;
+    if (SSL_client_hello_get0_ext(s, TLSEXT_TYPE_supported_versions, &p, &len) == 1
+        && len >= 1) {
+        size_t end = (size_t)p[0] < len - 1 ? (size_t)p[0] : len - 1;
+        for (size_t i = 1; i + 1 <= end; i += 2)
+            if (p[i] == 0x03 && p[i + 1] == 0x04)
+                tls13 = 1;
+    }
     len = SSL_client_hello_get0_session_id(s, &sid);
-    if (len > 0 && !has_psk)
+    if (len > 0 && !has_psk && !has_ticket && !tls13)
         add_identity(o, "s:", sid, len);
     return SSL_CLIENT_HELLO_SUCCESS;
 }

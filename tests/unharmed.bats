@@ -7,7 +7,7 @@ same_without_and_with() {
     local d="$BATS_TEST_TMPDIR"
     local rc0=0 rc1=0
     "$@" > "$d/out0" 2> "$d/err0" || rc0=$?
-    LD_PRELOAD="$SHIM" "$@" > "$d/out1" 2> "$d/err1" || rc1=$?
+    LD_PRELOAD="$PRELOAD" "$@" > "$d/out1" 2> "$d/err1" || rc1=$?
     assert_equal "$rc1" "$rc0"
     run diff "$d/out0" "$d/out1"
     assert_success
@@ -18,7 +18,7 @@ same_without_and_with() {
 @test "ls: same output and exit code, nothing on stderr" {
     same_without_and_with ls -la "$ROOT"
     same_without_and_with ls /nonexistent
-    RESUMESHIM_STATS=1 RESUMESHIM_POOL_SIZE=bad LD_PRELOAD="$SHIM" ls / > /dev/null \
+    RESUMESHIM_STATS=1 RESUMESHIM_POOL_SIZE=bad LD_PRELOAD="$PRELOAD" ls / > /dev/null \
         2> "$BATS_TEST_TMPDIR/err"
     assert_equal "$(cat "$BATS_TEST_TMPDIR/err")" ""
 }
