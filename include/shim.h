@@ -119,7 +119,8 @@ const unsigned char *ctx_sid(SSL_CTX *ctx, size_t *len);
 /* conn.c: a client connection's life as the shim follows it. */
 void conn_init(void);
 void conn_begin(SSL *s, bool client);
-void conn_after(SSL *s, int ret, bool wrote);
+enum io { IO_HANDSHAKE, IO_READ, IO_WRITE };
+void conn_after(SSL *s, int ret, enum io io);
 void conn_session(SSL *s, SSL_SESSION *sess);
 void conn_clear(SSL *s);
 void conn_set_sid(SSL *s, const unsigned char *sid, unsigned len);

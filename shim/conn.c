@@ -216,16 +216,18 @@ static void handshake_done(struct conn *c, SSL *s)
     }
 }
 
-void conn_after(SSL *s, int ret, bool wrote)
+void conn_after(SSL *s, int ret, enum io io)
 {
     struct conn *c = get(s);
     if (c == NULL || !c->started)
         return;
     if (!c->done && !R(SSL_in_init)(s) && !R(SSL_in_before)(s))
         handshake_done(c, s);
-    if (ret <= 0 || !c->done)
+    /* A completed handshake is not use: the application may still reject
+     * the peer. Data read or written is. */
+    if (ret <= 0 || !c->done || io == IO_HANDSHAKE)
         return;
-    if (wrote)
+    if (io == IO_WRITE)
         nodelay_restore(c);
     if (!c->used) {
         c->used = true;

@@ -94,7 +94,7 @@ EXPORT int SSL_set_session_id_context(SSL *s, const unsigned char *sid, unsigned
 }
 
 /* The handshake entry points: begin (offer) before, notice the end after. */
-#define ENTRY(name, client, wrote, fail, params, args)                         \
+#define ENTRY(name, client, io, fail, params, args)                         \
     EXPORT int name params                                                     \
     {                                                                          \
         bool on = shim_active();                                               \
@@ -103,20 +103,20 @@ EXPORT int SSL_set_session_id_context(SSL *s, const unsigned char *sid, unsigned
             conn_begin(s, client);                                             \
         int r = ossl_##name args;                                              \
         if (on)                                                                \
-            conn_after(s, r, wrote);                                           \
+            conn_after(s, r, io);                                              \
         return r;                                                              \
     }
 
-ENTRY(SSL_connect, true, false, -1, (SSL *s), (s))
-ENTRY(SSL_do_handshake, false, false, -1, (SSL *s), (s))
-ENTRY(SSL_read, false, false, -1, (SSL *s, void *buf, int num), (s, buf, num))
-ENTRY(SSL_read_ex, false, false, 0, (SSL *s, void *buf, size_t num, size_t *got),
+ENTRY(SSL_connect, true, IO_HANDSHAKE, -1, (SSL *s), (s))
+ENTRY(SSL_do_handshake, false, IO_HANDSHAKE, -1, (SSL *s), (s))
+ENTRY(SSL_read, false, IO_READ, -1, (SSL *s, void *buf, int num), (s, buf, num))
+ENTRY(SSL_read_ex, false, IO_READ, 0, (SSL *s, void *buf, size_t num, size_t *got),
       (s, buf, num, got))
-ENTRY(SSL_peek, false, false, -1, (SSL *s, void *buf, int num), (s, buf, num))
-ENTRY(SSL_peek_ex, false, false, 0, (SSL *s, void *buf, size_t num, size_t *got),
+ENTRY(SSL_peek, false, IO_READ, -1, (SSL *s, void *buf, int num), (s, buf, num))
+ENTRY(SSL_peek_ex, false, IO_READ, 0, (SSL *s, void *buf, size_t num, size_t *got),
       (s, buf, num, got))
-ENTRY(SSL_write, false, true, -1, (SSL *s, const void *buf, int num), (s, buf, num))
-ENTRY(SSL_write_ex, false, true, 0, (SSL *s, const void *buf, size_t num, size_t *put),
+ENTRY(SSL_write, false, IO_WRITE, -1, (SSL *s, const void *buf, int num), (s, buf, num))
+ENTRY(SSL_write_ex, false, IO_WRITE, 0, (SSL *s, const void *buf, size_t num, size_t *put),
       (s, buf, num, put))
 
 EXPORT int SSL_clear(SSL *s)

@@ -43,6 +43,11 @@ time_t session_expiry(const SSL_SESSION *sess, time_t born, X509 *own_cert)
     if (life > MAX_LIFETIME)
         life = MAX_LIFETIME;
     e = earliest(e, (time_t)given + life);
+    /* OpenSSL takes a TLS 1.3 ticket's lifetime as the session timeout, but
+     * not a TLS 1.2 one's. */
+    unsigned long hint = R(SSL_SESSION_get_ticket_lifetime_hint)(sess);
+    if (hint > 0)
+        e = earliest(e, (time_t)given + (time_t)(hint < MAX_LIFETIME ? hint : MAX_LIFETIME));
     X509 *peer = R(SSL_SESSION_get0_peer)((SSL_SESSION *)sess);
     e = earliest(e, peer != NULL ? not_after(peer) : 0);
     if (own_cert != NULL)

@@ -22,6 +22,15 @@
  *                     its own; print how many sessions it saw
  *   --nodelay         set TCP_NODELAY (default: Nagle left on)
  *   --ciphers LIST    TLS 1.2 cipher list
+ *   --client-cert F   send the certificate and key in PEM file F
+ *   --verify-cb       install a verify callback (accepts what OpenSSL did)
+ *   --reject          close each connection right after the handshake,
+ *                     unused, as a program whose own checks refused the peer
+ *   --alt             the profile options after it (--sni, --cafile,
+ *                     --verify-host, --ciphers, --client-cert, --verify-cb)
+ *                     describe a second configuration; connections alternate
+ *                     between the two
+ *   --rss             print the peak resident set size (KiB) at the end
  *   --warmup K        K sequential connections before the threads start
  *   --pause MS        sleep between a thread's connections
  *   --snis A,B,...    server names used in turn (one per connection)
@@ -36,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,12 +53,20 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
-static const char *host = "127.0.0.1", *sni, *mode = "connect", *cafile, *verify_host, *ciphers;
+/* What differs between the two configurations of --alt. */
+struct profile {
+    const char *sni, *cafile, *verify_host, *ciphers, *client_cert;
+    int verify_cb;
+    SSL_CTX *ctx;
+};
+static struct profile profiles[2], *prof = &profiles[0];
+static int n_profiles = 1, next_conn;
+
+static const char *host = "127.0.0.1", *mode = "connect";
 static const char *snis[16];
-static int n_snis, warmup, pause_ms, do_fork, sni_next;
+static int n_snis, warmup, pause_ms, do_fork, reject, show_rss;
 static int port, n = 1, threads = 1, version, fresh_ctx, no_shutdown, no_read, native, app_cb,
                  nodelay, quiet;
-static SSL_CTX *shared_ctx;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static SSL_SESSION *native_session;
 static int reused, failed, cb_sessions;
@@ -60,7 +78,13 @@ static int count_session(SSL *s, SSL_SESSION *sess)
     return 0;
 }
 
-static SSL_CTX *make_ctx(void)
+static int verify_cb(int ok, X509_STORE_CTX *store)
+{
+    (void)store;
+    return ok;
+}
+
+static SSL_CTX *make_ctx(const struct profile *p)
 {
     SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
     if (ctx == NULL)
@@ -69,12 +93,17 @@ static SSL_CTX *make_ctx(void)
         SSL_CTX_set_min_proto_version(ctx, version);
         SSL_CTX_set_max_proto_version(ctx, version);
     }
-    if (cafile) {
-        SSL_CTX_load_verify_locations(ctx, cafile, NULL);
-        SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    if (p->cafile) {
+        SSL_CTX_load_verify_locations(ctx, p->cafile, NULL);
+        SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, p->verify_cb ? verify_cb : NULL);
+    } else if (p->verify_cb) {
+        SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, verify_cb);
     }
-    if (ciphers)
-        SSL_CTX_set_cipher_list(ctx, ciphers);
+    if (p->ciphers)
+        SSL_CTX_set_cipher_list(ctx, p->ciphers);
+    if (p->client_cert && (SSL_CTX_use_certificate_chain_file(ctx, p->client_cert) != 1 ||
+                           SSL_CTX_use_PrivateKey_file(ctx, p->client_cert, SSL_FILETYPE_PEM) != 1))
+        fprintf(stderr, "client: cannot use %s\n", p->client_cert);
     if (app_cb) {
         SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT);
         SSL_CTX_sess_set_new_cb(ctx, count_session);
@@ -100,7 +129,7 @@ static int tcp_connect(void)
 static const char request[] = "GET / HTTP/1.0\r\nHost: test\r\n\r\n";
 
 /* One connection: handshake, request, response. 1 when it worked. */
-static int one(SSL_CTX *ctx)
+static int one(const struct profile *p, SSL_CTX *ctx, int index)
 {
     char buf[4096];
     int ok = 0, fd = tcp_connect();
@@ -111,11 +140,11 @@ static int one(SSL_CTX *ctx)
     if (s == NULL)
         goto out;
     if (n_snis)
-        SSL_set_tlsext_host_name(s, snis[__atomic_fetch_add(&sni_next, 1, __ATOMIC_RELAXED) % n_snis]);
-    else if (sni)
-        SSL_set_tlsext_host_name(s, sni);
-    if (verify_host)
-        SSL_set1_host(s, verify_host);
+        SSL_set_tlsext_host_name(s, snis[index % n_snis]);
+    else if (p->sni)
+        SSL_set_tlsext_host_name(s, p->sni);
+    if (p->verify_host)
+        SSL_set1_host(s, p->verify_host);
     if (native) {
         pthread_mutex_lock(&lock);
         if (native_session)
@@ -138,6 +167,10 @@ static int one(SSL_CTX *ctx)
         BIO_set_ssl(bio, s, BIO_NOCLOSE);
         if (BIO_do_handshake(bio) != 1)
             goto out;
+    }
+    if (reject) {
+        ok = 1;
+        goto out;
     }
     if (SSL_write(s, request, (int)sizeof request - 1) <= 0)
         goto out;
@@ -175,8 +208,10 @@ static void *run(void *arg)
     for (int i = 0; i < count; i++) {
         if (i > 0 && pause_ms > 0)
             nanosleep(&(struct timespec){pause_ms / 1000, (pause_ms % 1000) * 1000000L}, NULL);
-        SSL_CTX *ctx = fresh_ctx ? make_ctx() : shared_ctx;
-        if (!one(ctx))
+        int index = __atomic_fetch_add(&next_conn, 1, __ATOMIC_RELAXED);
+        const struct profile *p = &profiles[index % n_profiles];
+        SSL_CTX *ctx = fresh_ctx ? make_ctx(p) : p->ctx;
+        if (!one(p, ctx, index))
             __atomic_fetch_add(&failed, 1, __ATOMIC_RELAXED);
         if (fresh_ctx)
             SSL_CTX_free(ctx);
@@ -190,13 +225,18 @@ int main(int argc, char **argv)
     for (i = 1; i < argc - 1; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--host")) host = argv[++i];
-        else if (!strcmp(a, "--sni")) sni = argv[++i];
+        else if (!strcmp(a, "--sni")) prof->sni = argv[++i];
         else if (!strcmp(a, "--n")) n = atoi(argv[++i]);
         else if (!strcmp(a, "--threads")) threads = atoi(argv[++i]);
         else if (!strcmp(a, "--mode")) mode = argv[++i];
-        else if (!strcmp(a, "--cafile")) cafile = argv[++i];
-        else if (!strcmp(a, "--verify-host")) verify_host = argv[++i];
-        else if (!strcmp(a, "--ciphers")) ciphers = argv[++i];
+        else if (!strcmp(a, "--cafile")) prof->cafile = argv[++i];
+        else if (!strcmp(a, "--verify-host")) prof->verify_host = argv[++i];
+        else if (!strcmp(a, "--ciphers")) prof->ciphers = argv[++i];
+        else if (!strcmp(a, "--client-cert")) prof->client_cert = argv[++i];
+        else if (!strcmp(a, "--verify-cb")) prof->verify_cb = 1;
+        else if (!strcmp(a, "--reject")) reject = 1;
+        else if (!strcmp(a, "--rss")) show_rss = 1;
+        else if (!strcmp(a, "--alt")) prof = &profiles[(n_profiles = 2) - 1];
         else if (!strcmp(a, "--fresh-ctx")) fresh_ctx = 1;
         else if (!strcmp(a, "--tls12")) version = TLS1_2_VERSION;
         else if (!strcmp(a, "--tls13")) version = TLS1_3_VERSION;
@@ -222,8 +262,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: client [options] PORT\n");
         return 2;
     }
-    if (!fresh_ctx && (shared_ctx = make_ctx()) == NULL)
-        return 1;
+    for (i = 0; i < n_profiles && !fresh_ctx; i++)
+        if ((profiles[i].ctx = make_ctx(&profiles[i])) == NULL)
+            return 1;
     if (warmup > 0)
         run(&warmup);
     pid_t child = do_fork ? fork() : -1;
@@ -240,8 +281,14 @@ int main(int argc, char **argv)
     printf("reused=%d of=%d failed=%d", reused, n * threads + warmup, failed);
     if (app_cb)
         printf(" callback_sessions=%d", cb_sessions);
+    if (show_rss) {
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        printf(" rss_kib=%ld", ru.ru_maxrss);
+    }
     printf("\n");
     SSL_SESSION_free(native_session);
-    SSL_CTX_free(shared_ctx);
+    for (i = 0; i < n_profiles; i++)
+        SSL_CTX_free(profiles[i].ctx);
     return failed ? 1 : 0;
 }

@@ -60,9 +60,10 @@ resumed() { grep -c 'resumed=1' "$SLOG" || true; }
 connections() { grep -c '^conn=' "$SLOG" || true; }
 nginx_resumed() { grep -c '^r ' "$SLOG" || true; }
 nginx_requests() { wc -l < "$SLOG"; }
-# Identities (TLS 1.3 tickets) offered in more than one ClientHello.
+# TLS 1.3 tickets offered in more than one ClientHello (TLS 1.2 sessions,
+# logged as t: or s:, may be resumed many times).
 offered_twice() {
-    sed -n 's/.*offered=//p' "$SLOG" | tr ',' '\n' | grep -v '^-$' | sort | uniq -d
+    sed -n 's/.*offered=//p' "$SLOG" | tr ',' '\n' | grep -v '^-$\|:' | sort | uniq -d
 }
 offers() { sed -n 's/.*offered=//p' "$SLOG" | grep -vc '^-$' || true; }
 

@@ -129,11 +129,31 @@ static int ticket_key_cb(SSL *s, unsigned char key_name[16],
     return 1;
 }
 
+/* --big-tickets N: N bytes of application data sealed into every ticket,
+ * as a hostile or careless server might; accepted back as usual. */
+static size_t appdata_len;
+
+static int ticket_gen_cb(SSL *s, void *arg)
+{
+    (void)arg;
+    static unsigned char junk[65000];
+    return SSL_SESSION_set1_ticket_appdata(SSL_get_session(s), junk, appdata_len);
+}
+
+static SSL_TICKET_RETURN ticket_dec_cb(SSL *s, SSL_SESSION *ss, const unsigned char *keyname,
+                                       size_t keyname_len, SSL_TICKET_STATUS status, void *arg)
+{
+    (void)s, (void)ss, (void)keyname, (void)keyname_len, (void)arg;
+    if (status == SSL_TICKET_SUCCESS || status == SSL_TICKET_SUCCESS_RENEW)
+        return SSL_TICKET_RETURN_USE_RENEW;
+    return SSL_TICKET_RETURN_IGNORE_RENEW;
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: pskserver --cert FILE --key FILE [--port N] [--port-file FILE]\n"
             "  [--log FILE] [--tls12|--tls13] [--tickets N] [--no-resume|--refuse]\n"
-            "  [--lifetime N] [--max N]\n");
+            "  [--lifetime N] [--big-tickets N] [--max N]\n");
     exit(2);
 }
 
@@ -217,6 +237,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--tickets") && v) tickets = num_arg(v);
         else if (!strcmp(a, "--lifetime") && v) lifetime = num_arg(v);
         else if (!strcmp(a, "--max") && v) max = num_arg(v);
+        else if (!strcmp(a, "--big-tickets") && v) appdata_len = (size_t)num_arg(v);
         else {
             takes = 0;
             if (!strcmp(a, "--tls12")) version = TLS1_2_VERSION;
@@ -253,6 +274,10 @@ int main(int argc, char **argv)
         SSL_CTX_set_num_tickets(ctx, (size_t)tickets);
     if (lifetime >= 0)
         SSL_CTX_set_timeout(ctx, lifetime);
+    if (appdata_len > 65000)
+        usage();
+    if (appdata_len > 0)
+        SSL_CTX_set_session_ticket_cb(ctx, ticket_gen_cb, ticket_dec_cb, NULL);
     if (no_resume) {
         SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
         SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);

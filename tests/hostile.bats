@@ -1,0 +1,49 @@
+#!/usr/bin/env bats
+# A server cannot make the shim keep more than it bounds, and odd servers
+# cost only full handshakes.
+
+load helpers
+
+@test "10 tickets per connection: the pool stays at its size, memory stays flat" {
+    start_psk --tls13 --tickets 10
+    run with_shim "$CLIENT" --n 500 --quiet --rss "$PORT"
+    assert_success
+    local small=${output##*rss_kib=}
+    : > "$SLOG"
+    run with_shim "$CLIENT" --n 5000 --quiet --rss "$PORT"
+    assert_success
+    local large=${output##*rss_kib=}
+    assert_equal "$(resumed)" 4999
+    assert_equal "$(offered_twice)" ""
+    echo "peak RSS: $small KiB after 500 connections, $large KiB after 5000" >&3
+    [ $((large - small)) -lt 2048 ]
+}
+
+@test "tickets over 8 KiB are not kept; every connection succeeds" {
+    start_psk --tls13 --big-tickets 60000
+    run with_shim "$CLIENT" --n 5 "$PORT"
+    assert_success
+    assert_equal "$(connections)" 5
+    assert_equal "$(offers)" 0
+    # Control: a ticket carrying 4 KB resumes.
+    start_psk --tls13 --big-tickets 4000
+    run with_shim "$CLIENT" --n 5 "$PORT"
+    assert_success
+    assert_equal "$(resumed)" 4
+}
+
+@test "a 30-day ticket lifetime is capped: nothing outlives 7 days" {
+    make_certs "$BATS_TEST_TMPDIR" 30
+    CERT="$BATS_TEST_TMPDIR/server.pem" KEY="$BATS_TEST_TMPDIR/server.key"
+    start_psk --tls13 --lifetime 2592000
+    local faketime=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
+    # The clock steps 8 days between the first connection and the second.
+    echo "+0d" > "$BATS_TEST_TMPDIR/clock"
+    (sleep 1.5; echo "+8d" > "$BATS_TEST_TMPDIR/clock") &
+    RESUMESHIM_MAX_AGE=604800 LD_PRELOAD="$PRELOAD $faketime" \
+        FAKETIME_TIMESTAMP_FILE="$BATS_TEST_TMPDIR/clock" FAKETIME_NO_CACHE=1 \
+        run timeout 60 "$CLIENT" --n 3 --pause 1000 "$PORT"
+    assert_success
+    run sed -n 's/.*resumed=\([01]\).*/\1/p' "$SLOG"
+    assert_equal "$(echo $output | tr -d ' ')" "010"
+}

@@ -1,0 +1,151 @@
+#!/usr/bin/env bats
+# Resumption must never widen trust. A resumed handshake skips certificate
+# verification, so a session may only go to a connection that would have
+# judged the server as the one that earned it did. Each test here fails if
+# its rule is broken, judged by the identities the server saw offered.
+
+load helpers
+
+# Identities offered by connection K (1-based), or "-".
+offered_by() { sed -n "s/^conn=$1 .*offered=//p" "$SLOG"; }
+
+# alternate PROFILE-A -- PROFILE-B [common options]: 6 connections
+# alternating between two client configurations in one process. The second
+# connection (B) must not be offered the ticket the first (A) earned, and
+# each configuration still resumes on its own.
+alternate() {
+    local a=() b=()
+    while [ "$1" != -- ]; do a+=("$1"); shift; done
+    shift
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do b+=("$1"); shift; done
+    [ $# -gt 0 ] && shift
+    run with_shim "$CLIENT" --n 6 "$@" "${a[@]}" --alt "${b[@]}" "$PORT"
+    assert_success
+    assert_equal "$(offered_by 2)" "-"
+    assert_equal "$(resumed)" 4
+    assert_equal "$(offered_twice)" ""
+}
+
+setup() {
+    # A second CA in a bundle with the first: verification still passes,
+    # but the trust store differs.
+    if [ ! -f "$BATS_FILE_TMPDIR/bundle.pem" ]; then
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+            -subj /CN=other-ca -keyout "$BATS_FILE_TMPDIR/other.key" \
+            -out "$BATS_FILE_TMPDIR/other.pem" 2>/dev/null
+        cat "$CA" "$BATS_FILE_TMPDIR/other.pem" > "$BATS_FILE_TMPDIR/bundle.pem"
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+            -subj /CN=client -keyout "$BATS_FILE_TMPDIR/client.pem" \
+            -out "$BATS_FILE_TMPDIR/client.crt" 2>/dev/null
+        cat "$BATS_FILE_TMPDIR/client.crt" >> "$BATS_FILE_TMPDIR/client.pem"
+    fi
+    BUNDLE="$BATS_FILE_TMPDIR/bundle.pem" CLIENT_PEM="$BATS_FILE_TMPDIR/client.pem"
+}
+
+@test "control: two equal configurations built separately share sessions" {
+    start_psk --tls13
+    run with_shim "$CLIENT" --n 6 --cafile "$CA" --alt --cafile "$CA" "$PORT"
+    assert_success
+    [ "$(offered_by 2)" != "-" ]
+    assert_equal "$(resumed)" 5
+}
+
+@test "a session earned with verification off is never offered to one that verifies" {
+    start_psk --tls13
+    alternate -- --cafile "$CA" --verify-host localhost
+    start_psk --tls12
+    alternate -- --cafile "$CA" --verify-host localhost -- --tls12
+}
+
+@test "not offered after the CA file changed" {
+    start_psk --tls13
+    alternate --cafile "$CA" -- --cafile "$BUNDLE"
+}
+
+@test "not offered after the expected host name changed (SSL_set1_host)" {
+    start_psk --tls13
+    alternate --cafile "$CA" --verify-host localhost -- --cafile "$CA" --verify-host test.example
+}
+
+@test "not offered after the verify callback changed" {
+    start_psk --tls13
+    alternate --cafile "$CA" -- --cafile "$CA" --verify-cb
+}
+
+@test "not offered after the client certificate changed" {
+    start_psk --tls13
+    alternate -- --client-cert "$CLIENT_PEM"
+}
+
+@test "not offered after the cipher list changed (TLS 1.2)" {
+    start_psk --tls12
+    alternate --ciphers ECDHE-ECDSA-AES128-GCM-SHA256 -- \
+        --ciphers ECDHE-ECDSA-AES256-GCM-SHA384 -- --tls12
+}
+
+@test "not offered to another server name" {
+    start_psk --tls13
+    alternate --sni a.test -- --sni b.test
+}
+
+@test "not offered after the server's certificate expired (notAfter)" {
+    start_psk --tls13
+    local faketime=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
+    # The client's clock a day on: the certificate (2 days) is still valid.
+    LD_PRELOAD="$PRELOAD $faketime" FAKETIME=+1d run timeout 60 "$CLIENT" --n 3 "$PORT"
+    assert_success
+    assert_equal "$(resumed)" 2
+    # Three days on it has expired; unverified connections still succeed,
+    # but no session is offered past the leaf's notAfter.
+    : > "$SLOG"
+    LD_PRELOAD="$PRELOAD $faketime" FAKETIME=+3d run timeout 60 "$CLIENT" --n 3 "$PORT"
+    assert_success
+    assert_equal "$(offers)" 0
+}
+
+@test "not offered after the server's ticket lifetime" {
+    start_psk --tls13 --lifetime 1
+    run with_shim "$CLIENT" --n 3 --pause 1300 "$PORT"
+    assert_success
+    assert_equal "$(offers)" 0
+    start_psk --tls13 --lifetime 60
+    run with_shim "$CLIENT" --n 3 --pause 1300 "$PORT"
+    assert_success
+    assert_equal "$(resumed)" 2
+    start_psk --tls12 --lifetime 1
+    run with_shim "$CLIENT" --tls12 --n 3 --pause 1300 "$PORT"
+    assert_success
+    assert_equal "$(offers)" 0
+}
+
+@test "a connection the application refused after the handshake leaves no session (TLS 1.2)" {
+    start_psk --tls12
+    run with_shim "$CLIENT" --tls12 --reject --n 5 "$PORT"
+    assert_success
+    assert_equal "$(connections)" 5
+    assert_equal "$(offers)" 0
+    # Control: the same connections, used, do resume.
+    : > "$SLOG"
+    run with_shim "$CLIENT" --tls12 --n 5 "$PORT"
+    assert_equal "$(resumed)" 4
+}
+
+@test "a connection whose verification failed leaves no session" {
+    start_psk --tls12
+    run with_shim "$CLIENT" --tls12 --cafile "$BATS_FILE_TMPDIR/other.pem" --n 3 "$PORT"
+    assert_failure
+    assert_equal "$(offers)" 0
+    start_psk --tls13
+    run with_shim "$CLIENT" --cafile "$BATS_FILE_TMPDIR/other.pem" --n 3 "$PORT"
+    assert_failure
+    assert_equal "$(offers)" 0
+}
+
+@test "16 threads x 50 connections: no TLS 1.3 ticket is ever offered twice" {
+    start_psk --tls13
+    run with_shim "$CLIENT" --threads 16 --n 50 --quiet "$PORT"
+    assert_success
+    assert_equal "$(connections)" 800
+    [ "$(offers)" -ge 700 ]
+    assert_equal "$(offered_twice)" ""
+}
