@@ -194,3 +194,22 @@ PY
     assert_equal "$(nginx_requests)" 10
     assert_equal "$(nginx_resumed)" 9
 }
+
+@test "wrk, which resumes by itself (SSL_clear), works as without the shim" {
+    start_nginx
+    run timeout 30 wrk -t1 -c1 -d1s -H "Connection: close" "https://127.0.0.1:$PORT/"
+    assert_success
+    local without_total without_resumed
+    without_total=$(nginx_requests) without_resumed=$(nginx_resumed)
+    : > "$SLOG"
+    run with_shim wrk -t1 -c1 -d1s -H "Connection: close" "https://127.0.0.1:$PORT/"
+    assert_success
+    refute_output --partial "Socket errors"
+    refute_output --partial "Non-2xx"
+    local total resumed
+    total=$(nginx_requests) resumed=$(nginx_resumed)
+    echo "without: $without_resumed of $without_total resumed; with: $resumed of $total" >&3
+    [ "$without_resumed" -eq $((without_total - 1)) ]
+    [ "$resumed" -eq $((total - 1)) ]
+    [ "$total" -gt 100 ]
+}

@@ -47,3 +47,21 @@ load helpers
     run sed -n 's/.*resumed=\([01]\).*/\1/p' "$SLOG"
     assert_equal "$(echo $output | tr -d ' ')" "010"
 }
+
+# valgrind runs the plain build (it cannot run beside AddressSanitizer).
+valgrind_shim() { LD_PRELOAD="$SHIM" timeout 300 valgrind -q --error-exitcode=9 "$@"; }
+
+@test "threads handshaking at once run clean under helgrind and valgrind's memcheck" {
+    start_psk --tls13
+    run valgrind_shim --tool=helgrind "$CLIENT" --threads 4 --n 10 "$PORT"
+    assert_success
+    assert_output "reused=$(resumed) of=40 failed=0"
+    start_psk --tls12
+    run valgrind_shim --tool=helgrind "$CLIENT" --tls12 --threads 4 --n 10 "$PORT"
+    assert_success
+    start_psk
+    run valgrind_shim --leak-check=full --errors-for-leak-kinds=definite "$CLIENT" --threads 2 --n 10 --fresh-ctx --cafile "$CA" "$PORT"
+    assert_success
+    assert_output --partial "of=20 failed=0"
+    [ "$(resumed)" -ge 18 ]
+}
