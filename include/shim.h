@@ -13,6 +13,7 @@
 #include <openssl/x509_vfy.h>
 
 typedef int (*shim_new_session_cb)(SSL *s, SSL_SESSION *sess);
+typedef int (*shim_cert_verify_cb)(X509_STORE_CTX *store, void *arg);
 
 /* real.c: the real OpenSSL functions, found at run time. */
 #define HOOK(ret, name, params, args) extern __typeof__(name) *ossl_##name;
@@ -26,10 +27,14 @@ typedef int (*shim_new_session_cb)(SSL *s, SSL_SESSION *sess);
 /* Resolves every pointer once. False when a hook's own real function is
  * missing; the hooks then fail the call as libssl itself would on error. */
 bool real_resolve(void);
+/* Resolves one function; for hooks that may run before real_resolve. */
+bool real_find(const char *name, void **slot);
 
 /* init.c: one-time set-up on the first hook call. True when the shim is to
  * act in this process (resolved, not disabled). Cheap after the first call. */
 bool shim_active(void);
+/* Whether set-up has already made the shim active, without starting it. */
+bool shim_started(void);
 
 /* config.c */
 struct config {
@@ -76,6 +81,11 @@ struct key {
 };
 void key_build(SSL *s, const unsigned char *sid_ctx, size_t sid_len, struct key *k);
 void key_init(void);
+/* The application changed a trust store: its fingerprint is taken again.
+ * Certificates that verification loads lazily (inside a handshake) are not
+ * a change the application made, and do not count. */
+void key_store_changed(X509_STORE *store);
+void key_put_function(struct key *k, char tag, void (*fn)(void));
 
 /* pool.c: per-server sessions. Every function takes and releases the pool
  * mutex itself and frees sessions only after releasing it. */
@@ -115,8 +125,14 @@ bool ctx_set_app_cb(SSL_CTX *ctx, shim_new_session_cb cb);
 bool ctx_get_app_cb(SSL_CTX *ctx, shim_new_session_cb *cb);
 void ctx_set_sid(SSL_CTX *ctx, const unsigned char *sid, unsigned len);
 const unsigned char *ctx_sid(SSL_CTX *ctx, size_t *len);
+void ctx_set_cert_verify_cb(SSL_CTX *ctx, shim_cert_verify_cb cb);
+/* Adds what only the context knows (its certificate-verify callback). */
+void ctx_key(SSL_CTX *ctx, struct key *k);
 
 /* conn.c: a client connection's life as the shim follows it. */
+/* Handshake hooks nest and may run on many threads: a per-thread depth
+ * tells the trust-store hooks whether OpenSSL is verifying right now. */
+extern _Thread_local int conn_in_handshake;
 void conn_init(void);
 void conn_begin(SSL *s, bool client);
 enum io { IO_HANDSHAKE, IO_READ, IO_WRITE };

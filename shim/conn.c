@@ -32,6 +32,7 @@ struct conn {
 };
 
 static int conn_index = -1;
+_Thread_local int conn_in_handshake;
 
 static void release(struct conn *c)
 {

@@ -72,6 +72,32 @@ EXPORT shim_new_session_cb SSL_CTX_sess_get_new_cb(SSL_CTX *ctx)
     return ossl_SSL_CTX_sess_get_new_cb(ctx);
 }
 
+EXPORT void SSL_CTX_set_cert_verify_callback(SSL_CTX *ctx, shim_cert_verify_cb cb, void *arg)
+{
+    if (shim_active())
+        ctx_set_cert_verify_cb(ctx, cb);
+    if (ossl_SSL_CTX_set_cert_verify_callback != NULL)
+        ossl_SSL_CTX_set_cert_verify_callback(ctx, cb, arg);
+}
+
+/* The trust store changing under a context invalidates its fingerprint;
+ * certificates loaded lazily by verification inside a handshake do not.
+ * These are libcrypto functions, called by programs that never load libssl
+ * too: they neither start the shim nor need it started. */
+#define STORE_HOOK(name, type)                                                 \
+    EXPORT int name(X509_STORE *store, type *x)                                \
+    {                                                                          \
+        if (ossl_##name == NULL && !real_find(#name, (void **)&ossl_##name))   \
+            return 0;                                                          \
+        int r = ossl_##name(store, x);                                         \
+        if (r == 1 && conn_in_handshake == 0 && shim_started())                \
+            key_store_changed(store);                                          \
+        return r;                                                              \
+    }
+
+STORE_HOOK(X509_STORE_add_cert, X509)
+STORE_HOOK(X509_STORE_add_crl, X509_CRL)
+
 EXPORT int SSL_CTX_set_session_id_context(SSL_CTX *ctx, const unsigned char *sid,
                                           unsigned int len)
 {
@@ -101,7 +127,9 @@ EXPORT int SSL_set_session_id_context(SSL *s, const unsigned char *sid, unsigned
         REAL_OR(name, fail);                                                   \
         if (on)                                                                \
             conn_begin(s, client);                                             \
+        conn_in_handshake++;                                                   \
         int r = ossl_##name args;                                              \
+        conn_in_handshake--;                                                   \
         if (on)                                                                \
             conn_after(s, r, io);                                              \
         return r;                                                              \

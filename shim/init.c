@@ -26,7 +26,7 @@ static void init(void)
 {
     config_load();
     if (!real_resolve()) {
-        LOG(LOG_WARN, "OpenSSL 3 functions not all found; resumption is off");
+        LOG(LOG_INFO, "OpenSSL 3 functions not all found; resumption is off");
         return;
     }
     /* Registered even when disabled: the summary then shows that nothing
@@ -44,6 +44,11 @@ static void init(void)
     __atomic_store_n(&active, true, __ATOMIC_RELEASE);
     LOG(LOG_INFO, "active: pool %d per server, max age %lds, %ld servers",
         cfg.pool_size, cfg.max_age, cfg.max_hosts);
+}
+
+bool shim_started(void)
+{
+    return __atomic_load_n(&active, __ATOMIC_ACQUIRE);
 }
 
 bool shim_active(void)

@@ -127,6 +127,17 @@ static bool store_fingerprint(X509_STORE *store, unsigned char md[32])
     return ok;
 }
 
+void key_store_changed(X509_STORE *store)
+{
+    if (store_index < 0 || store == NULL)
+        return;
+    pthread_mutex_lock(&store_lock);
+    struct fingerprint *fp = R(X509_STORE_get_ex_data)(store, store_index);
+    if (fp != NULL && R(X509_STORE_set_ex_data)(store, store_index, NULL) == 1)
+        free(fp);
+    pthread_mutex_unlock(&store_lock);
+}
+
 static void put_store(struct key *k, char tag, X509_STORE *store)
 {
     unsigned char md[32];
@@ -140,7 +151,7 @@ static void put_store(struct key *k, char tag, X509_STORE *store)
 
 /* A callback's identity across processes: the file it lives in and its
  * offset there, not its address (which ASLR moves). */
-static void put_function(struct key *k, char tag, void (*fn)(void))
+void key_put_function(struct key *k, char tag, void (*fn)(void))
 {
     Dl_info info;
     void *addr;
@@ -247,9 +258,11 @@ void key_build(SSL *s, const unsigned char *sid_ctx, size_t sid_len, struct key 
     put_num(k, 'o', R(SSL_get_options)(s));
     put_num(k, 'm', (uint64_t)R(SSL_get_verify_mode)(s));
     put_num(k, 'D', (uint64_t)(int64_t)R(SSL_get_verify_depth)(s));
-    put_function(k, 'C', (void (*)(void))R(SSL_get_verify_callback)(s));
+    key_put_function(k, 'C', (void (*)(void))R(SSL_get_verify_callback)(s));
     put_verify_param(k, s);
-    put_store(k, 's', R(SSL_CTX_get_cert_store)(R(SSL_get_SSL_CTX)(s)));
+    SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
+    ctx_key(ctx, k);
+    put_store(k, 's', R(SSL_CTX_get_cert_store)(ctx));
     X509_STORE *own = NULL;
     R(SSL_ctrl)(s, SSL_CTRL_GET_VERIFY_CERT_STORE, 0, &own);
     put_store(k, 'S', own);

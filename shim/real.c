@@ -49,6 +49,13 @@ static void *find(const char *name)
     return p;
 }
 
+bool real_find(const char *name, void **slot)
+{
+    void *p = find(name);
+    __atomic_store_n(slot, p, __ATOMIC_RELEASE);
+    return p != NULL;
+}
+
 bool real_resolve(void)
 {
     bool all = true;

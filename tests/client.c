@@ -24,6 +24,10 @@
  *   --ciphers LIST    TLS 1.2 cipher list
  *   --client-cert F   send the certificate and key in PEM file F
  *   --verify-cb       install a verify callback (accepts what OpenSSL did)
+ *   --cert-verify-cb  install a certificate-verify callback (runs OpenSSL's)
+ *   --capath DIR      trust the hashed directory DIR and verify the server
+ *   --add-ca-after F  after the first connection, add the certificate in F
+ *                     to the trust store of the (shared) context
  *   --reject          close each connection right after the handshake,
  *                     unused, as a program whose own checks refused the peer
  *   --alt             the profile options after it (--sni, --cafile,
@@ -51,18 +55,19 @@
 #include <unistd.h>
 
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 
 /* What differs between the two configurations of --alt. */
 struct profile {
-    const char *sni, *cafile, *verify_host, *ciphers, *client_cert;
-    int verify_cb;
+    const char *sni, *cafile, *capath, *verify_host, *ciphers, *client_cert;
+    int verify_cb, cert_verify_cb;
     SSL_CTX *ctx;
 };
 static struct profile profiles[2], *prof = &profiles[0];
 static int n_profiles = 1, next_conn;
 
-static const char *host = "127.0.0.1", *mode = "connect";
+static const char *host = "127.0.0.1", *mode = "connect", *add_ca_after;
 static const char *snis[16];
 static int n_snis, warmup, pause_ms, do_fork, reject, show_rss;
 static int port, n = 1, threads = 1, version, fresh_ctx, no_shutdown, no_read, native, app_cb,
@@ -84,6 +89,23 @@ static int verify_cb(int ok, X509_STORE_CTX *store)
     return ok;
 }
 
+static int cert_verify_cb(X509_STORE_CTX *store, void *arg)
+{
+    (void)arg;
+    return X509_verify_cert(store);
+}
+
+static void add_ca(SSL_CTX *ctx, const char *file)
+{
+    FILE *f = fopen(file, "r");
+    X509 *x = f ? PEM_read_X509(f, NULL, NULL, NULL) : NULL;
+    if (x == NULL || X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), x) != 1)
+        fprintf(stderr, "client: cannot add %s\n", file);
+    X509_free(x);
+    if (f)
+        fclose(f);
+}
+
 static SSL_CTX *make_ctx(const struct profile *p)
 {
     SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
@@ -93,12 +115,14 @@ static SSL_CTX *make_ctx(const struct profile *p)
         SSL_CTX_set_min_proto_version(ctx, version);
         SSL_CTX_set_max_proto_version(ctx, version);
     }
-    if (p->cafile) {
-        SSL_CTX_load_verify_locations(ctx, p->cafile, NULL);
+    if (p->cafile || p->capath) {
+        SSL_CTX_load_verify_locations(ctx, p->cafile, p->capath);
         SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, p->verify_cb ? verify_cb : NULL);
     } else if (p->verify_cb) {
         SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, verify_cb);
     }
+    if (p->cert_verify_cb)
+        SSL_CTX_set_cert_verify_callback(ctx, cert_verify_cb, NULL);
     if (p->ciphers)
         SSL_CTX_set_cipher_list(ctx, p->ciphers);
     if (p->client_cert && (SSL_CTX_use_certificate_chain_file(ctx, p->client_cert) != 1 ||
@@ -213,6 +237,8 @@ static void *run(void *arg)
         SSL_CTX *ctx = fresh_ctx ? make_ctx(p) : p->ctx;
         if (!one(p, ctx, index))
             __atomic_fetch_add(&failed, 1, __ATOMIC_RELAXED);
+        if (index == 0 && add_ca_after)
+            add_ca(ctx, add_ca_after);
         if (fresh_ctx)
             SSL_CTX_free(ctx);
     }
@@ -234,6 +260,9 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--ciphers")) prof->ciphers = argv[++i];
         else if (!strcmp(a, "--client-cert")) prof->client_cert = argv[++i];
         else if (!strcmp(a, "--verify-cb")) prof->verify_cb = 1;
+        else if (!strcmp(a, "--cert-verify-cb")) prof->cert_verify_cb = 1;
+        else if (!strcmp(a, "--capath")) prof->capath = argv[++i];
+        else if (!strcmp(a, "--add-ca-after")) add_ca_after = argv[++i];
         else if (!strcmp(a, "--reject")) reject = 1;
         else if (!strcmp(a, "--rss")) show_rss = 1;
         else if (!strcmp(a, "--alt")) prof = &profiles[(n_profiles = 2) - 1];

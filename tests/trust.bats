@@ -72,6 +72,30 @@ setup() {
     alternate --cafile "$CA" -- --cafile "$CA" --verify-cb
 }
 
+@test "not offered after the certificate-verify callback changed" {
+    start_psk --tls13
+    alternate --cafile "$CA" -- --cafile "$CA" --cert-verify-cb
+}
+
+@test "not offered after the application added a CA to the trust store" {
+    start_psk --tls13
+    run with_shim "$CLIENT" --n 4 --cafile "$CA" --add-ca-after "$BATS_FILE_TMPDIR/other.pem" "$PORT"
+    assert_success
+    assert_equal "$(offered_by 2)" "-"
+    run sed -n 's/.*resumed=\([01]\).*/\1/p' "$SLOG"
+    assert_equal "$(echo $output | tr -d ' ')" "0011"
+}
+
+@test "certificates verification loads lazily (a hashed CA directory) do not count as a change" {
+    start_psk --tls13
+    mkdir -p "$BATS_TEST_TMPDIR/capath"
+    cp "$CA" "$BATS_TEST_TMPDIR/capath/ca.pem"
+    openssl rehash "$BATS_TEST_TMPDIR/capath"
+    run with_shim "$CLIENT" --n 5 --capath "$BATS_TEST_TMPDIR/capath" "$PORT"
+    assert_success
+    assert_equal "$(resumed)" 4
+}
+
 @test "not offered after the client certificate changed" {
     start_psk --tls13
     alternate -- --client-cert "$CLIENT_PEM"
