@@ -64,40 +64,55 @@ static void put_str(struct key *k, char tag, const char *s)
         put(k, tag, s, strlen(s));
 }
 
-static int cmp_digest(const void *a, const void *b)
+struct sig {
+    const unsigned char *p;
+    size_t len;
+};
+
+static int cmp_sig(const void *a, const void *b)
 {
-    return memcmp(a, b, SHA_DIGEST_LENGTH);
+    const struct sig *x = a, *y = b;
+    if (x->len != y->len)
+        return x->len < y->len ? -1 : 1;
+    return memcmp(x->p, y->p, x->len);
 }
 
-/* SHA-256 over the sorted SHA-1 digests of the store's certificates and
- * CRLs (OpenSSL caches each certificate's SHA-1, so this is cheap). */
+/* SHA-256 over the sorted signatures of the store's certificates and CRLs.
+ * A signature names its object as surely as a digest of the whole DER (it
+ * is made over everything else in it) and is already decoded: a system
+ * bundle of 145 certificates is fingerprinted without re-encoding any. */
 static bool fingerprint_objects(X509_STORE *store, unsigned char md[32])
 {
     R(X509_STORE_lock)(store);
     const OPENSSL_STACK *objs = (const OPENSSL_STACK *)R(X509_STORE_get0_objects)(store);
     int n = objs != NULL ? R(OPENSSL_sk_num)(objs) : 0;
-    unsigned char *d = malloc((size_t)(n > 0 ? n : 1) * SHA_DIGEST_LENGTH);
-    int used = 0;
-    for (int i = 0; d != NULL && i < n; i++) {
+    struct sig *sigs = malloc((size_t)(n > 0 ? n : 1) * sizeof *sigs);
+    EVP_MD_CTX *mdctx = R(EVP_MD_CTX_new)();
+    bool ok = sigs != NULL && mdctx != NULL &&
+              R(EVP_DigestInit_ex)(mdctx, R(EVP_sha256)(), NULL) == 1;
+    size_t used = 0;
+    for (int i = 0; ok && i < n; i++) {
         const X509_OBJECT *o = R(OPENSSL_sk_value)(objs, i);
-        unsigned len = 0;
-        int ok = 0;
+        const ASN1_BIT_STRING *bits = NULL;
         if (R(X509_OBJECT_get_type)(o) == X509_LU_X509)
-            ok = R(X509_digest)(R(X509_OBJECT_get0_X509)(o), R(EVP_sha1)(),
-                                d + used * SHA_DIGEST_LENGTH, &len);
+            R(X509_get0_signature)(&bits, NULL, R(X509_OBJECT_get0_X509)(o));
         else if (R(X509_OBJECT_get_type)(o) == X509_LU_CRL)
-            ok = R(X509_CRL_digest)(R(X509_OBJECT_get0_X509_CRL)(o), R(EVP_sha1)(),
-                                    d + used * SHA_DIGEST_LENGTH, &len);
-        if (ok && len == SHA_DIGEST_LENGTH)
-            used++;
+            R(X509_CRL_get0_signature)(R(X509_OBJECT_get0_X509_CRL)(o), &bits, NULL);
+        if (bits != NULL)
+            sigs[used++] = (struct sig){R(ASN1_STRING_get0_data)(bits),
+                                        (size_t)R(ASN1_STRING_length)(bits)};
     }
+    if (ok)
+        qsort(sigs, used, sizeof *sigs, cmp_sig);
+    for (size_t i = 0; ok && i < used; i++) {
+        uint32_t len = (uint32_t)sigs[i].len;
+        ok = R(EVP_DigestUpdate)(mdctx, &len, sizeof len) == 1 &&
+             R(EVP_DigestUpdate)(mdctx, sigs[i].p, sigs[i].len) == 1;
+    }
+    ok = ok && R(EVP_DigestFinal_ex)(mdctx, md, NULL) == 1;
     R(X509_STORE_unlock)(store);
-    if (d == NULL)
-        return false;
-    qsort(d, (size_t)used, SHA_DIGEST_LENGTH, cmp_digest);
-    bool ok = R(EVP_Digest)(d, (size_t)used * SHA_DIGEST_LENGTH, md, NULL, R(EVP_sha256)(),
-                            NULL) == 1;
-    free(d);
+    R(EVP_MD_CTX_free)(mdctx);
+    free(sigs);
     return ok;
 }
 

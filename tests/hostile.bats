@@ -10,12 +10,12 @@ load helpers
     assert_success
     local small=${output##*rss_kib=}
     : > "$SLOG"
-    run with_shim "$CLIENT" --n 5000 --quiet --rss "$PORT"
+    run with_shim "$CLIENT" --n 10000 --quiet --rss "$PORT"
     assert_success
     local large=${output##*rss_kib=}
-    assert_equal "$(resumed)" 4999
+    assert_equal "$(resumed)" 9999
     assert_equal "$(offered_twice)" ""
-    echo "peak RSS: $small KiB after 500 connections, $large KiB after 5000" >&3
+    echo "peak RSS: $small KiB after 500 connections, $large KiB after 10000" >&3
     [ $((large - small)) -lt 2048 ]
 }
 
