@@ -79,13 +79,25 @@ struct key {
     size_t len; /* 0: this connection has no usable key, never resume it */
     unsigned char bytes[KEY_MAX];
 };
-void key_build(SSL *s, const unsigned char *sid_ctx, size_t sid_len, struct key *k);
+/* Settings that change a verdict but that OpenSSL 3.0 offers no getter
+ * for, recorded by their hooks as the application makes them: on the
+ * context, and on a connection where it overrides the context. */
+struct recorded {
+    bool sid_set, purpose_set, trust_set;
+    unsigned sid_len;
+    unsigned char sid[SSL_MAX_SID_CTX_LENGTH];
+    int purpose, trust;
+    shim_cert_verify_cb cert_verify_cb;
+};
+enum setting { SET_PURPOSE, SET_TRUST };
+void record_sid(struct recorded *r, const unsigned char *sid, unsigned len);
+void record_int(struct recorded *r, enum setting which, int value);
+void key_build(SSL *s, const struct recorded *conn, const struct recorded *ctx, struct key *k);
 void key_init(void);
 /* The application changed a trust store: its fingerprint is taken again.
  * Certificates that verification loads lazily (inside a handshake) are not
  * a change the application made, and do not count. */
 void key_store_changed(X509_STORE *store);
-void key_put_function(struct key *k, char tag, void (*fn)(void));
 
 /* pool.c: per-server sessions. Every function takes and releases the pool
  * mutex itself and frees sessions only after releasing it. */
@@ -123,11 +135,8 @@ void ctx_setup(SSL_CTX *ctx);
 bool ctx_cache_mode(SSL_CTX *ctx, int cmd, long larg, long *ret);
 bool ctx_set_app_cb(SSL_CTX *ctx, shim_new_session_cb cb);
 bool ctx_get_app_cb(SSL_CTX *ctx, shim_new_session_cb *cb);
-void ctx_set_sid(SSL_CTX *ctx, const unsigned char *sid, unsigned len);
-const unsigned char *ctx_sid(SSL_CTX *ctx, size_t *len);
-void ctx_set_cert_verify_cb(SSL_CTX *ctx, shim_cert_verify_cb cb);
-/* Adds what only the context knows (its certificate-verify callback). */
-void ctx_key(SSL_CTX *ctx, struct key *k);
+/* NULL for a context the shim did not set up. */
+struct recorded *ctx_recorded(SSL_CTX *ctx);
 
 /* conn.c: a client connection's life as the shim follows it. */
 /* Handshake hooks nest and may run on many threads: a per-thread depth
@@ -139,7 +148,8 @@ enum io { IO_HANDSHAKE, IO_READ, IO_WRITE };
 void conn_after(SSL *s, int ret, enum io io);
 void conn_session(SSL *s, SSL_SESSION *sess);
 void conn_clear(SSL *s);
-void conn_set_sid(SSL *s, const unsigned char *sid, unsigned len);
+/* NULL when no state could be made for the connection. */
+struct recorded *conn_recorded(SSL *s);
 void conn_app_took(SSL *s, SSL_SESSION *sess);
 
 #endif

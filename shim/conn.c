@@ -26,9 +26,7 @@ struct conn {
     int nodelay_fd;         /* socket we switched TCP_NODELAY on, or -1 */
     unsigned n_held;
     struct pooled *held;    /* cfg.pool_size slots, allocated on demand */
-    unsigned sid_len;
-    unsigned char sid[SSL_MAX_SID_CTX_LENGTH];
-    bool sid_set;
+    struct recorded rec;    /* settings made on this connection */
 };
 
 static int conn_index = -1;
@@ -152,11 +150,7 @@ void conn_begin(SSL *s, bool client)
     c->started = true;
     c->gen = pool_generation();
     stat_add(ST_HANDSHAKES);
-    const unsigned char *sid = c->sid;
-    size_t sid_len = c->sid_len;
-    if (!c->sid_set)
-        sid = ctx_sid(R(SSL_get_SSL_CTX)(s), &sid_len);
-    key_build(s, sid, sid_len, &c->key);
+    key_build(s, &c->rec, ctx_recorded(R(SSL_get_SSL_CTX)(s)), &c->key);
     SSL_SESSION *own = R(SSL_get_session)(s);
     if (own != NULL) {
         /* The application offers a session of its own (or SSL_clear kept
@@ -275,25 +269,16 @@ void conn_clear(SSL *s)
     if (c == NULL || R(SSL_in_before)(s))
         return; /* libssl clears every connection as its first handshake starts */
     release(c);
-    unsigned sid_len = c->sid_len;
-    bool sid_set = c->sid_set;
-    unsigned char sid[SSL_MAX_SID_CTX_LENGTH];
-    memcpy(sid, c->sid, sizeof sid);
+    struct recorded rec = c->rec; /* SSL_clear keeps the settings */
     memset(c, 0, sizeof *c);
     c->nodelay_fd = -1;
-    c->sid_len = sid_len;
-    c->sid_set = sid_set;
-    memcpy(c->sid, sid, sizeof sid);
+    c->rec = rec;
 }
 
-void conn_set_sid(SSL *s, const unsigned char *sid, unsigned len)
+struct recorded *conn_recorded(SSL *s)
 {
     struct conn *c = get_or_create(s);
-    if (c != NULL && len <= sizeof c->sid) {
-        memcpy(c->sid, sid, len);
-        c->sid_len = len;
-        c->sid_set = true;
-    }
+    return c != NULL ? &c->rec : NULL;
 }
 
 void conn_app_took(SSL *s, SSL_SESSION *sess)

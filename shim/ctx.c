@@ -16,9 +16,7 @@ struct ctx_state {
     shim_new_session_cb app_cb;
     long added;             /* mode bits the application did not ask for */
     bool client_only;       /* method can only connect */
-    shim_cert_verify_cb cert_verify_cb;
-    unsigned sid_len;
-    unsigned char sid[SSL_MAX_SID_CTX_LENGTH];
+    struct recorded rec;
 };
 
 static int ctx_index = -1;
@@ -112,35 +110,10 @@ bool ctx_get_app_cb(SSL_CTX *ctx, shim_new_session_cb *cb)
     return true;
 }
 
-void ctx_set_sid(SSL_CTX *ctx, const unsigned char *sid, unsigned len)
+struct recorded *ctx_recorded(SSL_CTX *ctx)
 {
     struct ctx_state *st = state(ctx);
-    if (st != NULL && len <= sizeof st->sid) {
-        memcpy(st->sid, sid, len);
-        st->sid_len = len;
-    }
-}
-
-const unsigned char *ctx_sid(SSL_CTX *ctx, size_t *len)
-{
-    struct ctx_state *st = state(ctx);
-    *len = st != NULL ? st->sid_len : 0;
-    return st != NULL ? st->sid : NULL;
-}
-
-void ctx_set_cert_verify_cb(SSL_CTX *ctx, shim_cert_verify_cb cb)
-{
-    struct ctx_state *st = state(ctx);
-    if (st != NULL)
-        st->cert_verify_cb = cb;
-}
-
-/* A certificate-verify callback replaces OpenSSL's whole chain check, and
- * OpenSSL offers no getter for it: the hook records it here. */
-void ctx_key(SSL_CTX *ctx, struct key *k)
-{
-    struct ctx_state *st = state(ctx);
-    key_put_function(k, 'V', st != NULL ? (void (*)(void))st->cert_verify_cb : NULL);
+    return st != NULL ? &st->rec : NULL;
 }
 
 /* OpenSSL hands a reference to the connection's own session; returning 1

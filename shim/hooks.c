@@ -74,8 +74,9 @@ EXPORT shim_new_session_cb SSL_CTX_sess_get_new_cb(SSL_CTX *ctx)
 
 EXPORT void SSL_CTX_set_cert_verify_callback(SSL_CTX *ctx, shim_cert_verify_cb cb, void *arg)
 {
-    if (shim_active())
-        ctx_set_cert_verify_cb(ctx, cb);
+    struct recorded *rec = shim_active() ? ctx_recorded(ctx) : NULL;
+    if (rec != NULL)
+        rec->cert_verify_cb = cb;
     if (ossl_SSL_CTX_set_cert_verify_callback != NULL)
         ossl_SSL_CTX_set_cert_verify_callback(ctx, cb, arg);
 }
@@ -105,7 +106,7 @@ EXPORT int SSL_CTX_set_session_id_context(SSL_CTX *ctx, const unsigned char *sid
     REAL_OR(SSL_CTX_set_session_id_context, 0);
     int r = ossl_SSL_CTX_set_session_id_context(ctx, sid, len);
     if (on && r == 1)
-        ctx_set_sid(ctx, sid, len);
+        record_sid(ctx_recorded(ctx), sid, len);
     return r;
 }
 
@@ -115,9 +116,26 @@ EXPORT int SSL_set_session_id_context(SSL *s, const unsigned char *sid, unsigned
     REAL_OR(SSL_set_session_id_context, 0);
     int r = ossl_SSL_set_session_id_context(s, sid, len);
     if (on && r == 1)
-        conn_set_sid(s, sid, len);
+        record_sid(conn_recorded(s), sid, len);
     return r;
 }
+
+/* Purpose and trust settings, which OpenSSL 3.0 cannot report back. */
+#define RECORD_HOOK(name, type, obj, recorded, which)                          \
+    EXPORT int name(type *obj, int value)                                      \
+    {                                                                          \
+        bool on = shim_active();                                               \
+        REAL_OR(name, 0);                                                      \
+        int r = ossl_##name(obj, value);                                       \
+        if (on && r == 1)                                                      \
+            record_int(recorded(obj), which, value);                           \
+        return r;                                                              \
+    }
+
+RECORD_HOOK(SSL_CTX_set_purpose, SSL_CTX, ctx, ctx_recorded, SET_PURPOSE)
+RECORD_HOOK(SSL_set_purpose, SSL, s, conn_recorded, SET_PURPOSE)
+RECORD_HOOK(SSL_CTX_set_trust, SSL_CTX, ctx, ctx_recorded, SET_TRUST)
+RECORD_HOOK(SSL_set_trust, SSL, s, conn_recorded, SET_TRUST)
 
 /* The handshake entry points: begin (offer) before, notice the end after. */
 #define ENTRY(name, client, io, fail, params, args)                         \

@@ -142,6 +142,28 @@ static bool store_fingerprint(X509_STORE *store, unsigned char md[32])
     return ok;
 }
 
+void record_sid(struct recorded *r, const unsigned char *sid, unsigned len)
+{
+    if (r != NULL && len <= sizeof r->sid) {
+        memcpy(r->sid, sid, len);
+        r->sid_len = len;
+        r->sid_set = true;
+    }
+}
+
+void record_int(struct recorded *r, enum setting which, int value)
+{
+    if (r == NULL)
+        return;
+    if (which == SET_PURPOSE) {
+        r->purpose = value;
+        r->purpose_set = true;
+    } else {
+        r->trust = value;
+        r->trust_set = true;
+    }
+}
+
 void key_store_changed(X509_STORE *store)
 {
     if (store_index < 0 || store == NULL)
@@ -166,7 +188,7 @@ static void put_store(struct key *k, char tag, X509_STORE *store)
 
 /* A callback's identity across processes: the file it lives in and its
  * offset there, not its address (which ASLR moves). */
-void key_put_function(struct key *k, char tag, void (*fn)(void))
+static void put_function(struct key *k, char tag, void (*fn)(void))
 {
     Dl_info info;
     void *addr;
@@ -262,7 +284,20 @@ static void put_own_cert(struct key *k, SSL *s)
         k->len = 0;
 }
 
-void key_build(SSL *s, const unsigned char *sid_ctx, size_t sid_len, struct key *k)
+/* A connection's own setting wins over its context's, as in OpenSSL. */
+static void put_recorded(struct key *k, const struct recorded *conn, const struct recorded *ctx)
+{
+    static const struct recorded none;
+    if (ctx == NULL)
+        ctx = &none;
+    const struct recorded *sid = conn->sid_set ? conn : ctx;
+    put(k, 'x', sid->sid, sid->sid_len);
+    put_num(k, 'u', (uint64_t)(int64_t)(conn->purpose_set ? conn->purpose : ctx->purpose));
+    put_num(k, 't', (uint64_t)(int64_t)(conn->trust_set ? conn->trust : ctx->trust));
+    put_function(k, 'V', (void (*)(void))ctx->cert_verify_cb);
+}
+
+void key_build(SSL *s, const struct recorded *conn, const struct recorded *ctx, struct key *k)
 {
     k->len = 1;
     k->bytes[0] = 1; /* format version */
@@ -273,15 +308,13 @@ void key_build(SSL *s, const unsigned char *sid_ctx, size_t sid_len, struct key 
     put_num(k, 'o', R(SSL_get_options)(s));
     put_num(k, 'm', (uint64_t)R(SSL_get_verify_mode)(s));
     put_num(k, 'D', (uint64_t)(int64_t)R(SSL_get_verify_depth)(s));
-    key_put_function(k, 'C', (void (*)(void))R(SSL_get_verify_callback)(s));
+    put_function(k, 'C', (void (*)(void))R(SSL_get_verify_callback)(s));
     put_verify_param(k, s);
-    SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
-    ctx_key(ctx, k);
-    put_store(k, 's', R(SSL_CTX_get_cert_store)(ctx));
+    put_store(k, 's', R(SSL_CTX_get_cert_store)(R(SSL_get_SSL_CTX)(s)));
     X509_STORE *own = NULL;
     R(SSL_ctrl)(s, SSL_CTRL_GET_VERIFY_CERT_STORE, 0, &own);
     put_store(k, 'S', own);
     put_own_cert(k, s);
-    put(k, 'x', sid_ctx, sid_len);
+    put_recorded(k, conn, ctx);
     put_ciphers(k, s);
 }

@@ -16,7 +16,8 @@
  *   --cafile F        trust F and verify the server (SSL_VERIFY_PEER)
  *   --verify-host H   expected host name (SSL_set1_host)
  *   --no-shutdown     SSL_free without SSL_shutdown
- *   --no-read         never read: send the request and close
+ *   --no-read         never read: send the request and close (warm-up
+ *                     connections still read, to collect tickets)
  *   --native          resume natively: keep the last session, offer it next
  *   --app-cb          set SSL_SESS_CACHE_CLIENT and a new-session callback of
  *                     its own; print how many sessions it saw
@@ -25,6 +26,7 @@
  *   --client-cert F   send the certificate and key in PEM file F
  *   --verify-cb       install a verify callback (accepts what OpenSSL did)
  *   --cert-verify-cb  install a certificate-verify callback (runs OpenSSL's)
+ *   --purpose         set the verify purpose to "SSL server"
  *   --capath DIR      trust the hashed directory DIR and verify the server
  *   --add-ca-after F  after the first connection, add the certificate in F
  *                     to the trust store of the (shared) context
@@ -56,12 +58,13 @@
 
 #include <openssl/err.h>
 #include <openssl/pem.h>
+#include <openssl/x509v3.h>
 #include <openssl/ssl.h>
 
 /* What differs between the two configurations of --alt. */
 struct profile {
     const char *sni, *cafile, *capath, *verify_host, *ciphers, *client_cert;
-    int verify_cb, cert_verify_cb;
+    int verify_cb, cert_verify_cb, purpose;
     SSL_CTX *ctx;
 };
 static struct profile profiles[2], *prof = &profiles[0];
@@ -121,6 +124,8 @@ static SSL_CTX *make_ctx(const struct profile *p)
     } else if (p->verify_cb) {
         SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, verify_cb);
     }
+    if (p->purpose)
+        SSL_CTX_set_purpose(ctx, X509_PURPOSE_SSL_SERVER);
     if (p->cert_verify_cb)
         SSL_CTX_set_cert_verify_callback(ctx, cert_verify_cb, NULL);
     if (p->ciphers)
@@ -198,7 +203,7 @@ static int one(const struct profile *p, SSL_CTX *ctx, int index)
     }
     if (SSL_write(s, request, (int)sizeof request - 1) <= 0)
         goto out;
-    if (!no_read) {
+    if (!no_read || index < warmup) {
         int got, total = 0;
         while ((got = SSL_read(s, buf, sizeof buf)) > 0)
             total += got;
@@ -261,6 +266,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--client-cert")) prof->client_cert = argv[++i];
         else if (!strcmp(a, "--verify-cb")) prof->verify_cb = 1;
         else if (!strcmp(a, "--cert-verify-cb")) prof->cert_verify_cb = 1;
+        else if (!strcmp(a, "--purpose")) prof->purpose = 1;
         else if (!strcmp(a, "--capath")) prof->capath = argv[++i];
         else if (!strcmp(a, "--add-ca-after")) add_ca_after = argv[++i];
         else if (!strcmp(a, "--reject")) reject = 1;

@@ -77,6 +77,11 @@ setup() {
     alternate --cafile "$CA" -- --cafile "$CA" --cert-verify-cb
 }
 
+@test "not offered after the verify purpose changed" {
+    start_psk --tls13
+    alternate --cafile "$CA" -- --cafile "$CA" --purpose
+}
+
 @test "not offered after the application added a CA to the trust store" {
     start_psk --tls13
     run with_shim "$CLIENT" --n 4 --cafile "$CA" --add-ca-after "$BATS_FILE_TMPDIR/other.pem" "$PORT"
