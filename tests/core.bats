@@ -4,7 +4,7 @@
 
 load helpers
 
-# run_modes VERSION MODE-OPTIONS: 10 connections without the shim (none
+# expect_resumption VERSION CLIENT-OPTIONS: 10 connections without the shim (none
 # resumed) and 10 with it (all but the first resumed), as the server saw.
 expect_resumption() {
     start_psk "$1"
@@ -20,6 +20,13 @@ expect_resumption() {
     assert_equal "$(resumed)" 9
 }
 
+# Both protocol versions, one after the other.
+both_versions() {
+    expect_resumption --tls13 "$@"
+    teardown
+    expect_resumption --tls12 "$@"
+}
+
 @test "TLS 1.3, SSL_connect: 0 of 10 resumed without the shim, 9 of 10 with it" {
     expect_resumption --tls13 --mode connect
 }
@@ -29,27 +36,19 @@ expect_resumption() {
 }
 
 @test "TLS 1.3 and 1.2, SSL_do_handshake" {
-    expect_resumption --tls13 --mode handshake
-    teardown
-    expect_resumption --tls12 --mode handshake
+    both_versions --mode handshake
 }
 
 @test "TLS 1.3 and 1.2, handshake inside the first SSL_write" {
-    expect_resumption --tls13 --mode write
-    teardown
-    expect_resumption --tls12 --mode write
+    both_versions --mode write
 }
 
 @test "TLS 1.3 and 1.2, BIO_f_ssl with BIO_do_handshake" {
-    expect_resumption --tls13 --mode bio
-    teardown
-    expect_resumption --tls12 --mode bio
+    both_versions --mode bio
 }
 
 @test "a fresh SSL_CTX for every connection, verifying the server" {
-    expect_resumption --tls13 --fresh-ctx --cafile "$CA" --verify-host localhost
-    teardown
-    expect_resumption --tls12 --fresh-ctx --cafile "$CA" --verify-host localhost
+    both_versions --fresh-ctx --cafile "$CA" --verify-host localhost
 }
 
 @test "version not pinned: the server picks TLS 1.3 and it resumes" {
@@ -62,9 +61,7 @@ expect_resumption() {
 }
 
 @test "connections freed without SSL_shutdown do not stop later ones resuming" {
-    expect_resumption --tls13 --no-shutdown
-    teardown
-    expect_resumption --tls12 --no-shutdown
+    both_versions --no-shutdown
 }
 
 @test "8 threads x 10 connections: all but the first burst resume, no ticket offered twice" {
