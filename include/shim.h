@@ -98,6 +98,11 @@ void key_init(void);
  * Certificates that verification loads lazily (inside a handshake) are not
  * a change the application made, and do not count. */
 void key_store_changed(X509_STORE *store);
+/* The application gave a store a lookup location (a CA directory). */
+void key_store_lookup(X509_STORE *store, int cmd, const char *where);
+void key_atfork_prepare(void);
+void key_atfork_parent(void);
+void key_atfork_child(void);
 
 /* pool.c: per-server sessions. Every function takes and releases the pool
  * mutex itself and frees sessions only after releasing it. */

@@ -12,6 +12,8 @@
  * SSL_free is not hooked: the shim's per-connection state is ex_data whose
  * free callback runs inside every SSL_free, including the ones libssl makes
  * itself, and needs nothing from the dying SSL. */
+#include <stdlib.h>
+
 #include "shim.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -95,6 +97,39 @@ EXPORT void SSL_CTX_set_cert_verify_callback(SSL_CTX *ctx, shim_cert_verify_cb c
             key_store_changed(store);                                          \
         return r;                                                              \
     }
+
+/* CA directories (and URI stores) load lazily, so the store's objects do not
+ * reveal them: the locations themselves join the fingerprint. A file loads
+ * at once and shows in the objects. */
+static void lookup_added(X509_LOOKUP *lu, int cmd, const char *argc, long argl, int r)
+{
+    if (r != 1 || !shim_started() || (cmd != X509_L_ADD_DIR && cmd != X509_L_ADD_STORE))
+        return;
+    if (cmd == X509_L_ADD_DIR && argl == X509_FILETYPE_DEFAULT)
+        argc = secure_getenv("SSL_CERT_DIR") ? secure_getenv("SSL_CERT_DIR") : "(default)";
+    key_store_lookup(R(X509_LOOKUP_get_store)(lu), cmd, argc);
+}
+
+EXPORT int X509_LOOKUP_ctrl_ex(X509_LOOKUP *lu, int cmd, const char *argc, long argl, char **ret,
+                               OSSL_LIB_CTX *libctx, const char *propq)
+{
+    if (ossl_X509_LOOKUP_ctrl_ex == NULL &&
+        !real_find("X509_LOOKUP_ctrl_ex", (void **)&ossl_X509_LOOKUP_ctrl_ex))
+        return 0;
+    int r = ossl_X509_LOOKUP_ctrl_ex(lu, cmd, argc, argl, ret, libctx, propq);
+    lookup_added(lu, cmd, argc, argl, r);
+    return r;
+}
+
+EXPORT int X509_LOOKUP_ctrl(X509_LOOKUP *lu, int cmd, const char *argc, long argl, char **ret)
+{
+    if (ossl_X509_LOOKUP_ctrl == NULL &&
+        !real_find("X509_LOOKUP_ctrl", (void **)&ossl_X509_LOOKUP_ctrl))
+        return 0;
+    int r = ossl_X509_LOOKUP_ctrl(lu, cmd, argc, argl, ret);
+    lookup_added(lu, cmd, argc, argl, r);
+    return r;
+}
 
 STORE_HOOK(X509_STORE_add_cert, X509)
 STORE_HOOK(X509_STORE_add_crl, X509_CRL)

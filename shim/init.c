@@ -16,9 +16,23 @@ static void at_exit(void)
         stats_print();
 }
 
+/* The locks a forking thread must not leave held in the child. */
+static void prepare(void)
+{
+    key_atfork_prepare();
+    pool_atfork_prepare();
+}
+
+static void parent(void)
+{
+    pool_atfork_parent();
+    key_atfork_parent();
+}
+
 static void child(void)
 {
     pool_atfork_child();
+    key_atfork_child();
     stats_reset();
 }
 
@@ -37,7 +51,7 @@ static void init(void)
     ctx_init();
     conn_init();
     key_init();
-    if (pthread_atfork(pool_atfork_prepare, pool_atfork_parent, child) != 0) {
+    if (pthread_atfork(prepare, parent, child) != 0) {
         LOG(LOG_WARN, "pthread_atfork failed; resumption is off");
         return;
     }

@@ -9,7 +9,6 @@
  * Content, not pointers: a program that builds a fresh SSL_CTX for every
  * connection (Python's urllib) still finds its sessions. */
 #include <arpa/inet.h>
-#include <dlfcn.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -23,8 +22,15 @@
 static int store_index = -1;
 static pthread_mutex_t store_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Kept on each X509_STORE: the fingerprint of its objects (valid until the
+ * application changes them) and a digest of the lookup locations it was
+ * given (CA directories load lazily, so their objects say nothing at
+ * first: two stores with different directories must still differ). */
 struct fingerprint {
+    bool valid;
+    bool any_dirs;
     unsigned char md[32];
+    unsigned char dirs[32];
 };
 
 static void free_fingerprint(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl,
@@ -122,22 +128,29 @@ static bool fingerprint_objects(X509_STORE *store, unsigned char md[32])
  * the store's first use by a connection we follow, and kept on the store
  * itself: a table keyed by the store's address would be fooled when a
  * freed store's address is reused. */
-static bool store_fingerprint(X509_STORE *store, unsigned char md[32])
+static struct fingerprint *store_state(X509_STORE *store)
 {
-    bool ok = true;
-    pthread_mutex_lock(&store_lock);
     struct fingerprint *fp = R(X509_STORE_get_ex_data)(store, store_index);
-    if (fp == NULL) {
-        fp = malloc(sizeof *fp);
-        ok = fp != NULL && fingerprint_objects(store, fp->md) &&
-             R(X509_STORE_set_ex_data)(store, store_index, fp) == 1;
-        if (!ok) {
-            free(fp);
-            fp = NULL;
-        }
+    if (fp == NULL && (fp = calloc(1, sizeof *fp)) != NULL &&
+        R(X509_STORE_set_ex_data)(store, store_index, fp) != 1) {
+        free(fp);
+        fp = NULL;
     }
-    if (fp != NULL)
+    return fp;
+}
+
+static bool store_fingerprint(X509_STORE *store, unsigned char md[64])
+{
+    bool ok = false;
+    pthread_mutex_lock(&store_lock);
+    struct fingerprint *fp = store_state(store);
+    if (fp != NULL && !fp->valid)
+        fp->valid = fingerprint_objects(store, fp->md);
+    if (fp != NULL && fp->valid) {
         memcpy(md, fp->md, sizeof fp->md);
+        memcpy(md + 32, fp->dirs, sizeof fp->dirs);
+        ok = true;
+    }
     pthread_mutex_unlock(&store_lock);
     return ok;
 }
@@ -170,39 +183,64 @@ void key_store_changed(X509_STORE *store)
         return;
     pthread_mutex_lock(&store_lock);
     struct fingerprint *fp = R(X509_STORE_get_ex_data)(store, store_index);
-    if (fp != NULL && R(X509_STORE_set_ex_data)(store, store_index, NULL) == 1)
-        free(fp);
+    if (fp != NULL)
+        fp->valid = false;
     pthread_mutex_unlock(&store_lock);
+}
+
+void key_store_lookup(X509_STORE *store, int cmd, const char *where)
+{
+    if (store_index < 0 || store == NULL)
+        return;
+    pthread_mutex_lock(&store_lock);
+    struct fingerprint *fp = store_state(store);
+    if (fp != NULL) {
+        unsigned char buf[32 + sizeof cmd + 4096];
+        size_t len = where != NULL ? strnlen(where, 4096) : 0;
+        memcpy(buf, fp->dirs, 32);
+        memcpy(buf + 32, &cmd, sizeof cmd);
+        memcpy(buf + 32 + sizeof cmd, where != NULL ? where : "", len);
+        if (R(EVP_Digest)(buf, 32 + sizeof cmd + len, fp->dirs, NULL, R(EVP_sha256)(), NULL) != 1)
+            memset(fp->dirs, 0xff, sizeof fp->dirs);
+        fp->any_dirs = true;
+        fp->valid = false;
+    }
+    pthread_mutex_unlock(&store_lock);
+}
+
+void key_atfork_prepare(void)
+{
+    pthread_mutex_lock(&store_lock);
+}
+
+void key_atfork_parent(void)
+{
+    pthread_mutex_unlock(&store_lock);
+}
+
+void key_atfork_child(void)
+{
+    pthread_mutex_init(&store_lock, NULL);
 }
 
 static void put_store(struct key *k, char tag, X509_STORE *store)
 {
-    unsigned char md[32];
+    unsigned char md[64];
     if (store == NULL)
         put(k, tag, "", 0);
     else if (store_fingerprint(store, md))
         put(k, tag, md, sizeof md);
     else
         k->len = 0;
-}
-
-/* A callback's identity across processes: the file it lives in and its
- * offset there, not its address (which ASLR moves). */
-static void put_function(struct key *k, char tag, void (*fn)(void))
-{
-    Dl_info info;
-    void *addr;
-    memcpy(&addr, &fn, sizeof addr);
-    if (fn == NULL) {
-        put(k, tag, "", 0);
+    if (store == NULL)
         return;
-    }
-    if (dladdr(addr, &info) == 0 || info.dli_fname == NULL) {
-        put_num(k, tag, (uint64_t)(uintptr_t)addr);
-        return;
-    }
-    put_str(k, tag, info.dli_fname);
-    put_num(k, tag, (uint64_t)((uintptr_t)addr - (uintptr_t)info.dli_fbase));
+    /* The store's own parameters join every verification it makes. */
+    X509_VERIFY_PARAM *vp = R(X509_STORE_get0_param)(store);
+    put_num(k, tag, R(X509_VERIFY_PARAM_get_flags)(vp));
+    put_num(k, tag, (uint64_t)(int64_t)R(X509_VERIFY_PARAM_get_depth)(vp));
+    put_num(k, tag, R(X509_VERIFY_PARAM_get_hostflags)(vp));
+    if (R(X509_STORE_get_verify_cb)(store) != NULL)
+        k->len = 0;
 }
 
 /* Where the connection goes: the server name it asks for (SNI) and the
@@ -294,10 +332,9 @@ static void put_recorded(struct key *k, const struct recorded *conn, const struc
     put(k, 'x', sid->sid, sid->sid_len);
     put_num(k, 'u', (uint64_t)(int64_t)(conn->purpose_set ? conn->purpose : ctx->purpose));
     put_num(k, 't', (uint64_t)(int64_t)(conn->trust_set ? conn->trust : ctx->trust));
-    put_function(k, 'V', (void (*)(void))ctx->cert_verify_cb);
 }
 
-void key_build(SSL *s, const struct recorded *conn, const struct recorded *ctx, struct key *k)
+void key_build(SSL *s, const struct recorded *conn, const struct recorded *ctx_rec, struct key *k)
 {
     k->len = 1;
     k->bytes[0] = 1; /* format version */
@@ -308,13 +345,23 @@ void key_build(SSL *s, const struct recorded *conn, const struct recorded *ctx, 
     put_num(k, 'o', R(SSL_get_options)(s));
     put_num(k, 'm', (uint64_t)R(SSL_get_verify_mode)(s));
     put_num(k, 'D', (uint64_t)(int64_t)R(SSL_get_verify_depth)(s));
-    put_function(k, 'C', (void (*)(void))R(SSL_get_verify_callback)(s));
+    /* A verify callback can judge by anything (a pinned key, a language
+     * runtime's own procedure behind one C trampoline, as in Ruby and Perl):
+     * no key can tell two of them apart, so such connections never resume.
+     * Likewise a client certificate chosen by callback is unknown until the
+     * server asks for one. */
+    SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
+    if (R(SSL_get_verify_callback)(s) != NULL || R(SSL_CTX_get_client_cert_cb)(ctx) != NULL ||
+        (ctx_rec != NULL && ctx_rec->cert_verify_cb != NULL)) {
+        k->len = 0;
+        return;
+    }
     put_verify_param(k, s);
-    put_store(k, 's', R(SSL_CTX_get_cert_store)(R(SSL_get_SSL_CTX)(s)));
+    put_store(k, 's', R(SSL_CTX_get_cert_store)(ctx));
     X509_STORE *own = NULL;
     R(SSL_ctrl)(s, SSL_CTRL_GET_VERIFY_CERT_STORE, 0, &own);
     put_store(k, 'S', own);
     put_own_cert(k, s);
-    put_recorded(k, conn, ctx);
+    put_recorded(k, conn, ctx_rec);
     put_ciphers(k, s);
 }

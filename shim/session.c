@@ -5,7 +5,8 @@
 
 bool session_is_tls13(const SSL_SESSION *sess)
 {
-    return R(SSL_SESSION_get_protocol_version)(sess) >= TLS1_3_VERSION;
+    /* Equality: DTLS version numbers count down from 0xFEFF. */
+    return R(SSL_SESSION_get_protocol_version)(sess) == TLS1_3_VERSION;
 }
 
 bool session_same_ticket(const SSL_SESSION *a, const SSL_SESSION *b)

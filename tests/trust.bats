@@ -67,14 +67,40 @@ setup() {
     alternate --cafile "$CA" --verify-host localhost -- --cafile "$CA" --verify-host test.example
 }
 
-@test "not offered after the verify callback changed" {
-    start_psk --tls13
-    alternate --cafile "$CA" -- --cafile "$CA" --verify-cb
+# never_offered_to_alt [options of the second configuration]: 6 connections
+# alternating; the first configuration resumes, the second is never offered.
+never_offered_to_alt() {
+    run with_shim "$CLIENT" --n 6 --cafile "$CA" --alt --cafile "$CA" "$@" "$PORT"
+    assert_success
+    local k
+    for k in 2 4 6; do assert_equal "$(offered_by $k)" "-"; done
+    assert_equal "$(resumed)" 2
 }
 
-@test "not offered after the certificate-verify callback changed" {
+@test "a connection with a verify callback is never offered a session (no key can tell two apart)" {
     start_psk --tls13
-    alternate --cafile "$CA" -- --cafile "$CA" --cert-verify-cb
+    never_offered_to_alt --verify-cb
+}
+
+@test "a connection with a certificate-verify callback is never offered a session" {
+    start_psk --tls13
+    never_offered_to_alt --cert-verify-cb
+}
+
+@test "not offered across CA directories, though both stores start empty" {
+    start_psk --tls13
+    mkdir -p "$BATS_TEST_TMPDIR/good" "$BATS_TEST_TMPDIR/empty"
+    cp "$CA" "$BATS_TEST_TMPDIR/good/ca.pem"
+    openssl rehash "$BATS_TEST_TMPDIR/good"
+    # The second configuration trusts nothing: every one of its handshakes
+    # must fail, as it would without the shim.
+    run with_shim "$CLIENT" --n 6 --capath "$BATS_TEST_TMPDIR/good" \
+        --alt --capath "$BATS_TEST_TMPDIR/empty" "$PORT"
+    assert_failure
+    assert_output --partial "failed=3"
+    local k
+    for k in 2 4 6; do assert_equal "$(offered_by $k)" "-"; done
+    assert_equal "$(resumed)" 2
 }
 
 @test "not offered after the verify purpose changed" {
