@@ -118,7 +118,8 @@ void pool_take(const struct key *k, time_t now, struct pooled *out);
 /* Adds a session the pool now owns; dropped when gen is not the current
  * fork generation (a parent's connection seen in a child). */
 void pool_put(const struct key *k, struct pooled p, unsigned gen);
-/* Removes a TLS 1.3 ticket the application reuses itself. */
+/* Removes a TLS 1.3 ticket the application reuses itself: from one
+ * server's pool, or (k NULL) from every pool. */
 void pool_discard(const struct key *k, const SSL_SESSION *sess);
 unsigned pool_generation(void);
 void pool_atfork_prepare(void);
@@ -152,7 +153,10 @@ void conn_begin(SSL *s, bool client);
 enum io { IO_HANDSHAKE, IO_READ, IO_WRITE };
 void conn_after(SSL *s, int ret, enum io io);
 void conn_session(SSL *s, SSL_SESSION *sess);
-void conn_clear(SSL *s);
+/* Before SSL_clear: whether the connection had a life to settle. After it,
+ * conn_cleared settles it and readies the state for the next handshake. */
+bool conn_clearing(SSL *s);
+void conn_cleared(SSL *s);
 /* NULL when no state could be made for the connection. */
 struct recorded *conn_recorded(SSL *s);
 void conn_app_took(SSL *s, SSL_SESSION *sess);

@@ -26,14 +26,23 @@ struct conn {
     int nodelay_fd;         /* socket we switched TCP_NODELAY on, or -1 */
     unsigned n_held;
     struct pooled *held;    /* cfg.pool_size slots, allocated on demand */
+    struct pooled latest;   /* the newest TLS 1.3 ticket, see conn_session */
     struct recorded rec;    /* settings made on this connection */
 };
 
 static int conn_index = -1;
 _Thread_local int conn_in_handshake;
 
+static void drop_latest(struct conn *c)
+{
+    if (c->latest.sess != NULL)
+        R(SSL_SESSION_free)(c->latest.sess);
+    c->latest.sess = NULL;
+}
+
 static void release(struct conn *c)
 {
+    drop_latest(c);
     for (unsigned i = 0; i < c->n_held; i++)
         R(SSL_SESSION_free)(c->held[i].sess);
     free(c->held);
@@ -44,22 +53,44 @@ static void release(struct conn *c)
     c->offered = NULL;
 }
 
+static void publish(struct conn *c, struct pooled p);
+
+/* The connection is ending, and OpenSSL will not offer its last ticket
+ * again: the pool may have it now. */
+static void settle_latest(struct conn *c)
+{
+    if (c->latest.sess != NULL && c->done && c->used && c->verified) {
+        publish(c, c->latest);
+        c->latest.sess = NULL;
+    }
+    drop_latest(c);
+}
+
 static void free_conn(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl,
                       void *argp)
 {
     (void)parent, (void)ad, (void)idx, (void)argl, (void)argp;
     if (ptr != NULL) {
+        settle_latest(ptr);
         release(ptr);
         free(ptr);
     }
 }
 
-/* SSL_dup copies ex_data pointers; the copy must not share our state. */
+/* SSL_dup copies ex_data pointers; the copy must not share our state, but
+ * it does share the settings recorded on it. SSL_dup may already have made
+ * state for the copy (it sets the session id context through our hook). */
 static int dup_conn(CRYPTO_EX_DATA *to, const CRYPTO_EX_DATA *from, void **from_d, int idx,
                     long argl, void *argp)
 {
-    (void)to, (void)from, (void)idx, (void)argl, (void)argp;
-    *from_d = NULL;
+    (void)from, (void)argl, (void)argp;
+    const struct conn *src = *from_d;
+    struct conn *c = R(CRYPTO_get_ex_data)(to, idx);
+    if (src != NULL && c == NULL && (c = calloc(1, sizeof *c)) != NULL)
+        c->nodelay_fd = -1;
+    if (src != NULL && c != NULL)
+        c->rec = src->rec;
+    *from_d = c;
     return 1;
 }
 
@@ -114,6 +145,10 @@ static void nodelay_restore(struct conn *c)
 
 static void offer(struct conn *c, SSL *s)
 {
+    /* SSL_set_session would put the context's method back on a connection
+     * whose method the application changed. */
+    if (R(SSL_get_ssl_method)(s) != R(SSL_CTX_get_ssl_method)(R(SSL_get_SSL_CTX)(s)))
+        return;
     struct pooled p;
     pool_take(&c->key, time(NULL), &p);
     if (p.sess == NULL)
@@ -199,6 +234,10 @@ static void handshake_done(struct conn *c, SSL *s)
     c->born = reused && c->offered != NULL ? c->offered_born : time(NULL);
     c->verified = !(R(SSL_get_verify_mode)(s) & SSL_VERIFY_PEER) ||
                   R(SSL_get_verify_result)(s) == X509_V_OK;
+    /* Resumed from a session the application supplied: the verdict was not
+     * reached under this key, nor is its age known. Publish nothing. */
+    if (reused && c->offered == NULL)
+        c->verified = false;
     /* A TLS 1.2 resumption gets no new-session callback; a ticket the
      * server renewed lives only in the connection's session. */
     SSL_SESSION *now = R(SSL_get_session)(s);
@@ -248,6 +287,19 @@ void conn_session(SSL *s, SSL_SESSION *sess)
         return;
     /* Never early data: the application did not ask for it. */
     R(SSL_SESSION_set_max_early_data)(p.sess, 0);
+    if (c->done && session_is_tls13(p.sess)) {
+        /* The newest ticket is also the connection's own session, which
+         * OpenSSL offers again if the application reuses this SSL after
+         * SSL_clear (wrk does). It waits on the connection until that is
+         * ruled out; the one it displaces goes on. */
+        p.born = c->born;
+        p.expires = session_expiry(p.sess, p.born, R(SSL_get_certificate)(s));
+        struct pooled prev = c->latest;
+        c->latest = p;
+        if (prev.sess == NULL)
+            return;
+        p = prev;
+    }
     if (c->done && c->used && c->verified) {
         publish_now(c, s, p);
         return;
@@ -263,11 +315,25 @@ void conn_session(SSL *s, SSL_SESSION *sess)
     c->n_held++;
 }
 
-void conn_clear(SSL *s)
+bool conn_clearing(SSL *s)
 {
     struct conn *c = get(s);
-    if (c == NULL || R(SSL_in_before)(s))
-        return; /* libssl clears every connection as its first handshake starts */
+    /* libssl clears every connection as its first handshake starts */
+    return c != NULL && c->started && !R(SSL_in_before)(s);
+}
+
+void conn_cleared(SSL *s)
+{
+    struct conn *c = get(s);
+    if (c == NULL)
+        return;
+    /* SSL_clear keeps the session of a cleanly shut down connection, and
+     * the next handshake offers it: then the last ticket is the
+     * application's, not the pool's. */
+    SSL_SESSION *kept = R(SSL_get_session)(s);
+    if (kept != NULL && c->latest.sess != NULL && session_same_ticket(kept, c->latest.sess))
+        drop_latest(c);
+    settle_latest(c);
     release(c);
     struct recorded rec = c->rec; /* SSL_clear keeps the settings */
     memset(c, 0, sizeof *c);
@@ -284,6 +350,18 @@ struct recorded *conn_recorded(SSL *s)
 void conn_app_took(SSL *s, SSL_SESSION *sess)
 {
     struct conn *c = get(s);
-    if (c != NULL && c->key.len != 0 && sess != NULL && session_is_tls13(sess))
-        pool_discard(&c->key, sess);
+    if (c == NULL || c->key.len == 0 || sess == NULL || !session_is_tls13(sess))
+        return;
+    if (c->latest.sess != NULL && session_same_ticket(c->latest.sess, sess))
+        drop_latest(c);
+    for (unsigned i = 0; i < c->n_held;) {
+        if (session_same_ticket(c->held[i].sess, sess)) {
+            R(SSL_SESSION_free)(c->held[i].sess);
+            memmove(&c->held[i], &c->held[i + 1], (c->n_held - i - 1) * sizeof *c->held);
+            c->n_held--;
+        } else {
+            i++;
+        }
+    }
+    pool_discard(&c->key, sess);
 }

@@ -204,9 +204,22 @@ EXPORT int SSL_clear(SSL *s)
 {
     bool on = shim_active();
     REAL_OR(SSL_clear, 0);
-    if (on)
-        conn_clear(s);
-    return ossl_SSL_clear(s);
+    bool settle = on && conn_clearing(s);
+    int r = ossl_SSL_clear(s);
+    if (settle)
+        conn_cleared(s);
+    return r;
+}
+
+/* A TLS 1.3 ticket the application offers itself must leave every pool at
+ * once: another thread may be about to take it. */
+EXPORT int SSL_set_session(SSL *s, SSL_SESSION *sess)
+{
+    bool on = shim_active();
+    REAL_OR(SSL_set_session, 0);
+    if (on && sess != NULL && session_is_tls13(sess))
+        pool_discard(NULL, sess);
+    return ossl_SSL_set_session(s, sess);
 }
 
 /* An application that takes a TLS 1.3 session to offer it again itself

@@ -175,19 +175,29 @@ void pool_put(const struct key *k, struct pooled p, unsigned gen)
     unlock_and_free(&d);
 }
 
-void pool_discard(const struct key *k, const SSL_SESSION *sess)
+static void discard_from(struct server *sv, const SSL_SESSION *sess, struct dropped *d)
 {
-    struct dropped d = {0};
-    pthread_mutex_lock(&lock);
-    struct server *sv;
-    HASH_FIND(hh, servers, k->bytes, k->len, sv);
-    for (unsigned i = 0; sv != NULL && i < sv->n13;) {
+    for (unsigned i = 0; i < sv->n13;) {
         if (session_same_ticket(sv->t13[i].sess, sess)) {
-            drop(&d, sv->t13[i].sess, ST_EVICTED);
+            drop(d, sv->t13[i].sess, ST_EVICTED);
             remove_t13(sv, i);
         } else {
             i++;
         }
+    }
+}
+
+void pool_discard(const struct key *k, const SSL_SESSION *sess)
+{
+    struct dropped d = {0};
+    pthread_mutex_lock(&lock);
+    struct server *sv, *tmp;
+    if (k != NULL) {
+        HASH_FIND(hh, servers, k->bytes, k->len, sv);
+        if (sv != NULL)
+            discard_from(sv, sess, &d);
+    } else {
+        HASH_ITER(hh, servers, sv, tmp) discard_from(sv, sess, &d);
     }
     unlock_and_free(&d);
 }

@@ -210,3 +210,14 @@ PY
     [ "$resumed" -eq $((total - 1)) ]
     [ "$total" -gt 100 ]
 }
+
+@test "wrk, 4 connections reused with SSL_clear: no TLS 1.3 ticket offered twice" {
+    start_psk --tls13
+    run with_shim wrk -t2 -c4 -d1s "https://127.0.0.1:$PORT/"
+    assert_success
+    [ "$(connections)" -gt 50 ]
+    # At most one full handshake per connection (those wrk cuts off at the
+    # end of its run show as failed handshakes, and are not counted).
+    [ "$(grep -c 'status=ok resumed=0' "$SLOG")" -le 4 ]
+    assert_equal "$(offered_twice)" ""
+}
