@@ -138,6 +138,8 @@ time_t session_expiry(const SSL_SESSION *sess, time_t born, X509 *own_cert);
  * mode bits it adds, hidden from the application. */
 void ctx_init(void);
 void ctx_setup(SSL_CTX *ctx);
+/* A client handshake starts on ctx. */
+void ctx_connecting(SSL_CTX *ctx);
 bool ctx_cache_mode(SSL_CTX *ctx, int cmd, long larg, long *ret);
 bool ctx_set_app_cb(SSL_CTX *ctx, shim_new_session_cb cb);
 bool ctx_get_app_cb(SSL_CTX *ctx, shim_new_session_cb *cb);

@@ -184,6 +184,7 @@ void conn_begin(SSL *s, bool client)
         return;
     c->started = true;
     c->gen = pool_generation();
+    ctx_connecting(R(SSL_get_SSL_CTX)(s));
     stat_add(ST_HANDSHAKES);
     key_build(s, &c->rec, ctx_recorded(R(SSL_get_SSL_CTX)(s)), &c->key);
     SSL_SESSION *own = R(SSL_get_session)(s);
@@ -228,6 +229,8 @@ static void handshake_done(struct conn *c, SSL *s)
 {
     c->done = true;
     bool reused = R(SSL_session_reused)(s);
+    if (!reused)
+        nodelay_restore(c); /* a full TLS 1.2 handshake ends with the server */
     stat_add(reused ? ST_RESUMED : ST_FULL);
     /* A resumed connection proves nothing new about the server: what it
      * earns inherits the moment of the full handshake that verified it. */
@@ -335,6 +338,7 @@ void conn_cleared(SSL *s)
         drop_latest(c);
     settle_latest(c);
     release(c);
+    nodelay_restore(c);
     struct recorded rec = c->rec; /* SSL_clear keeps the settings */
     memset(c, 0, sizeof *c);
     c->nodelay_fd = -1;

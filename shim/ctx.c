@@ -16,6 +16,7 @@ struct ctx_state {
     shim_new_session_cb app_cb;
     long added;             /* mode bits the application did not ask for */
     bool client_only;       /* method can only connect */
+    bool connects;          /* seen connecting, before it ever accepted */
     struct recorded rec;
 };
 
@@ -43,14 +44,16 @@ static struct ctx_state *state(SSL_CTX *ctx)
  * when the application did not ask for client caching itself: the internal
  * store would otherwise keep every client session (with its certificate
  * chain) until OpenSSL's 20,480-entry limit. It is shared with the server
- * side, though, so it is left off where the context may serve with the
- * internal cache (a generic method with SERVER caching on). */
+ * side, though, so a context with a generic method (Ruby, Perl, PHP use
+ * TLS_method) gets it only once it is seen connecting before it has
+ * accepted anything. */
 static long bits_to_add(const struct ctx_state *st, long app_mode)
 {
     long add = 0;
     if (!(app_mode & SSL_SESS_CACHE_CLIENT)) {
         add |= SSL_SESS_CACHE_CLIENT;
-        if (st->client_only || !(app_mode & SSL_SESS_CACHE_SERVER))
+        if (st->client_only || __atomic_load_n(&st->connects, __ATOMIC_RELAXED) ||
+            !(app_mode & SSL_SESS_CACHE_SERVER))
             add |= SSL_SESS_CACHE_NO_INTERNAL_STORE & ~app_mode;
     }
     return add;
@@ -76,6 +79,18 @@ void ctx_setup(SSL_CTX *ctx)
     st->added = bits_to_add(st, mode);
     R(SSL_CTX_ctrl)(ctx, SSL_CTRL_SET_SESS_CACHE_MODE, mode | st->added, NULL);
     R(SSL_CTX_sess_set_new_cb)(ctx, new_session);
+}
+
+void ctx_connecting(SSL_CTX *ctx)
+{
+    struct ctx_state *st = state(ctx);
+    if (st == NULL || st->client_only || __atomic_load_n(&st->connects, __ATOMIC_RELAXED) ||
+        R(SSL_CTX_ctrl)(ctx, SSL_CTRL_SESS_ACCEPT, 0, NULL) != 0 ||
+        __atomic_exchange_n(&st->connects, true, __ATOMIC_RELAXED))
+        return;
+    long mode = R(SSL_CTX_ctrl)(ctx, SSL_CTRL_GET_SESS_CACHE_MODE, 0, NULL) & ~st->added;
+    st->added = bits_to_add(st, mode);
+    R(SSL_CTX_ctrl)(ctx, SSL_CTRL_SET_SESS_CACHE_MODE, mode | st->added, NULL);
 }
 
 bool ctx_cache_mode(SSL_CTX *ctx, int cmd, long larg, long *ret)

@@ -239,7 +239,7 @@ static void put_store(struct key *k, char tag, X509_STORE *store)
     put_num(k, tag, R(X509_VERIFY_PARAM_get_flags)(vp));
     put_num(k, tag, (uint64_t)(int64_t)R(X509_VERIFY_PARAM_get_depth)(vp));
     put_num(k, tag, R(X509_VERIFY_PARAM_get_hostflags)(vp));
-    if (R(X509_STORE_get_verify_cb)(store) != NULL)
+    if (R(X509_STORE_get_verify_cb)(store) != NULL || R(X509_STORE_get_verify)(store) != NULL)
         k->len = 0;
 }
 
@@ -286,6 +286,9 @@ static void put_verify_param(struct key *k, SSL *s)
     put_num(k, 'F', R(X509_VERIFY_PARAM_get_hostflags)(vp));
     put_num(k, 'd', (uint64_t)(int64_t)R(X509_VERIFY_PARAM_get_depth)(vp));
     put_num(k, 'l', (uint64_t)(int64_t)R(X509_VERIFY_PARAM_get_auth_level)(vp));
+    /* OpenSSL verifies at the connection's security level when the
+     * parameters name none. */
+    put_num(k, 'L', (uint64_t)(int64_t)R(SSL_get_security_level)(s));
     const char *host;
     for (int i = 0; (host = R(X509_VERIFY_PARAM_get0_host)(vp, i)) != NULL; i++)
         put_str(k, 'h', host);
@@ -348,11 +351,13 @@ void key_build(SSL *s, const struct recorded *conn, const struct recorded *ctx_r
     /* A verify callback can judge by anything (a pinned key, a language
      * runtime's own procedure behind one C trampoline, as in Ruby and Perl):
      * no key can tell two of them apart, so such connections never resume.
-     * Likewise a client certificate chosen by callback is unknown until the
-     * server asks for one. */
+     * Likewise an OCSP status callback, and a client certificate chosen by
+     * callback (unknown until the server asks for one). */
     SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
+    void (*status_cb)(void) = NULL;
+    R(SSL_CTX_ctrl)(ctx, SSL_CTRL_GET_TLSEXT_STATUS_REQ_CB, 0, &status_cb);
     if (R(SSL_get_verify_callback)(s) != NULL || R(SSL_CTX_get_client_cert_cb)(ctx) != NULL ||
-        (ctx_rec != NULL && ctx_rec->cert_verify_cb != NULL)) {
+        status_cb != NULL || (ctx_rec != NULL && ctx_rec->cert_verify_cb != NULL)) {
         k->len = 0;
         return;
     }

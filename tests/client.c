@@ -37,6 +37,9 @@
  *                     describe a second configuration; connections alternate
  *                     between the two
  *   --rss             print the peak resident set size (KiB) at the end
+ *   --generic         contexts from TLS_method (can serve as well as connect);
+ *                     print the session-cache mode the program sees and how
+ *                     many sessions OpenSSL's internal cache holds at the end
  *   --warmup K        K sequential connections before the threads start
  *   --pause MS        sleep between a thread's connections
  *   --snis A,B,...    server names used in turn (one per connection)
@@ -72,7 +75,7 @@ static int n_profiles = 1, next_conn;
 
 static const char *host = "127.0.0.1", *mode = "connect", *add_ca_after;
 static const char *snis[16];
-static int n_snis, warmup, pause_ms, do_fork, reject, show_rss;
+static int n_snis, warmup, pause_ms, do_fork, reject, show_rss, generic;
 static int port, n = 1, threads = 1, version, fresh_ctx, no_shutdown, no_read, native, app_cb,
                  nodelay, quiet;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -111,7 +114,7 @@ static void add_ca(SSL_CTX *ctx, const char *file)
 
 static SSL_CTX *make_ctx(const struct profile *p)
 {
-    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    SSL_CTX *ctx = SSL_CTX_new(generic ? TLS_method() : TLS_client_method());
     if (ctx == NULL)
         return NULL;
     if (version) {
@@ -271,6 +274,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--add-ca-after")) add_ca_after = argv[++i];
         else if (!strcmp(a, "--reject")) reject = 1;
         else if (!strcmp(a, "--rss")) show_rss = 1;
+        else if (!strcmp(a, "--generic")) generic = 1;
         else if (!strcmp(a, "--alt")) prof = &profiles[(n_profiles = 2) - 1];
         else if (!strcmp(a, "--fresh-ctx")) fresh_ctx = 1;
         else if (!strcmp(a, "--tls12")) version = TLS1_2_VERSION;
@@ -316,6 +320,9 @@ int main(int argc, char **argv)
     printf("reused=%d of=%d failed=%d", reused, n * threads + warmup, failed);
     if (app_cb)
         printf(" callback_sessions=%d", cb_sessions);
+    if (generic && profiles[0].ctx)
+        printf(" mode=%ld cached=%ld", SSL_CTX_get_session_cache_mode(profiles[0].ctx),
+               SSL_CTX_sess_number(profiles[0].ctx));
     if (show_rss) {
         struct rusage ru;
         getrusage(RUSAGE_SELF, &ru);

@@ -32,23 +32,26 @@ load helpers
 
 @test "RESUMESHIM_MAX_AGE counts from the full handshake, through a chain of resumptions" {
     start_psk --tls13
-    # Once a second: the first connection is full, the next two resume; the
-    # fourth, 3 s after the full handshake, is not offered a ticket although
-    # the tickets in hand were issued by a resumed connection a second ago.
+    # Every 2 s: the first connection is full, the next two resume; the
+    # fourth, 6 s after the full handshake, is not offered a ticket although
+    # the tickets in hand were issued by a resumed connection 2 s before.
     # It verifies afresh, so the fifth resumes again. Start on a second's
     # edge, since ages are whole seconds.
     sleep "0.$(printf '%09d' $((1000000000 - 10#$(date +%N))))"
-    RESUMESHIM_MAX_AGE=3 run with_shim "$CLIENT" --n 5 --pause 1000 "$PORT"
+    RESUMESHIM_MAX_AGE=6 run with_shim "$CLIENT" --n 5 --pause 2000 "$PORT"
     assert_success
     run sed -n 's/.*resumed=\([01]\).*/\1/p' "$SLOG"
     assert_equal "$(echo $output | tr -d ' ')" "01101"
 }
 
-@test "RESUMESHIM_MAX_HOSTS: least recently used servers are forgotten" {
+@test "RESUMESHIM_MAX_HOSTS: the least recently used server is forgotten" {
     start_psk --tls13
-    run with_shim "$CLIENT" --snis a.test,b.test --n 6 "$PORT"
+    # a, b, a (resumes, and is now the most recent), c (evicts b, not a), a.
+    RESUMESHIM_MAX_HOSTS=2 run with_shim "$CLIENT" --snis a.test,b.test,a.test,c.test,a.test \
+        --n 5 "$PORT"
     assert_success
-    assert_equal "$(resumed)" 4
+    run sed -n 's/.*resumed=\([01]\).*/\1/p' "$SLOG"
+    assert_equal "$(echo $output | tr -d ' ')" "00101"
     : > "$SLOG"
     RESUMESHIM_MAX_HOSTS=1 run with_shim "$CLIENT" --snis a.test,b.test --n 6 "$PORT"
     assert_success

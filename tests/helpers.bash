@@ -58,8 +58,19 @@ teardown() {
 # What the servers saw.
 resumed() { grep -c 'resumed=1' "$SLOG" || true; }
 connections() { grep -c '^conn=' "$SLOG" || true; }
-nginx_resumed() { grep -c '^r ' "$SLOG" || true; }
-nginx_requests() { wc -l < "$SLOG"; }
+nginx_resumed() { nginx_requests > /dev/null; grep -c '^r ' "$SLOG" || true; }
+# nginx writes its log line after the response, which the client may
+# already have read: wait (up to 2 s) for the count to settle.
+nginx_requests() {
+    local n prev=-1 i
+    for i in $(seq 20); do
+        n=$(wc -l < "$SLOG")
+        [ "$n" = "$prev" ] && break
+        prev=$n
+        sleep 0.1
+    done
+    echo "$n"
+}
 # TLS 1.3 tickets offered in more than one ClientHello (TLS 1.2 sessions,
 # logged as t: or s:, may be resumed many times).
 offered_twice() {

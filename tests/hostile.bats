@@ -18,33 +18,34 @@ load helpers
     assert_equal "$(resumed)" 9999
     assert_equal "$(offered_twice)" ""
     echo "peak RSS: $small KiB after 500 connections, $large KiB after 10000" >&3
-    [ $((large - small)) -lt 2048 ]
+    # An unbounded pool would hold ~95,000 sessions here: tens of megabytes.
+    [ $((large - small)) -lt 8192 ]
 }
 
 @test "tickets over 8 KiB are not kept; every connection succeeds" {
-    start_psk --tls13 --big-tickets 60000
-    run with_shim "$CLIENT" --n 5 "$PORT"
-    assert_success
-    assert_equal "$(connections)" 5
-    assert_equal "$(offers)" 0
-    # Control: a ticket carrying 4 KB resumes.
-    start_psk --tls13 --big-tickets 4000
-    run with_shim "$CLIENT" --n 5 "$PORT"
-    assert_success
-    assert_equal "$(resumed)" 4
+    # The server seals N bytes into each ticket, which adds its own few
+    # hundred bytes of session: 7,600 stays under 8 KiB, 8,400 goes over.
+    local size expect
+    for size in 60000:0 8400:0 7600:4; do
+        start_psk --tls13 --big-tickets "${size%:*}"
+        run with_shim "$CLIENT" --n 5 "$PORT"
+        assert_success
+        assert_equal "$(connections)" 5
+        assert_equal "$(resumed)" "${size#*:}"
+    done
 }
 
-@test "a 30-day ticket lifetime is capped: nothing outlives 7 days" {
+@test "a 30-day ticket lifetime: no session outlives 7 days" {
     make_certs "$BATS_TEST_TMPDIR" 30
     CERT="$BATS_TEST_TMPDIR/server.pem" KEY="$BATS_TEST_TMPDIR/server.key"
     start_psk --tls13 --lifetime 2592000
     local faketime=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
-    # The clock steps 8 days between the first connection and the second.
-    echo "+0d" > "$BATS_TEST_TMPDIR/clock"
-    (sleep 1.5; echo "+8d" > "$BATS_TEST_TMPDIR/clock") &
-    RESUMESHIM_MAX_AGE=604800 LD_PRELOAD="$PRELOAD $faketime" \
-        FAKETIME_TIMESTAMP_FILE="$BATS_TEST_TMPDIR/clock" FAKETIME_NO_CACHE=1 \
-        run timeout 60 "$CLIENT" --n 3 --pause 1000 "$PORT"
+    # The client's clock jumps 8 days forward 3 s after it starts: between
+    # its second connection (at about 1.5 s) and its third (at about 3.6 s).
+    # The plain build: libfaketime's delayed start hangs beside libasan,
+    # with or without the shim.
+    RESUMESHIM_MAX_AGE=604800 run timeout 60 env LD_PRELOAD="$SHIM $faketime" \
+        FAKETIME=+8d FAKETIME_START_AFTER_SECONDS=3 "$CLIENT" --n 3 --pause 1800 "$PORT"
     assert_success
     run sed -n 's/.*resumed=\([01]\).*/\1/p' "$SLOG"
     assert_equal "$(echo $output | tr -d ' ')" "010"

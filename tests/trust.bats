@@ -147,13 +147,13 @@ never_offered_to_alt() {
     start_psk --tls13
     local faketime=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
     # The client's clock a day on: the certificate (2 days) is still valid.
-    LD_PRELOAD="$PRELOAD $faketime" FAKETIME=+1d run timeout 60 "$CLIENT" --n 3 "$PORT"
+    run timeout 60 env LD_PRELOAD="$PRELOAD $faketime" FAKETIME=+1d "$CLIENT" --n 3 "$PORT"
     assert_success
     assert_equal "$(resumed)" 2
     # Three days on it has expired; unverified connections still succeed,
     # but no session is offered past the leaf's notAfter.
     : > "$SLOG"
-    LD_PRELOAD="$PRELOAD $faketime" FAKETIME=+3d run timeout 60 "$CLIENT" --n 3 "$PORT"
+    run timeout 60 env LD_PRELOAD="$PRELOAD $faketime" FAKETIME=+3d "$CLIENT" --n 3 "$PORT"
     assert_success
     assert_equal "$(offers)" 0
 }
@@ -185,7 +185,7 @@ never_offered_to_alt() {
     assert_equal "$(resumed)" 4
 }
 
-@test "a connection whose verification failed leaves no session" {
+@test "a handshake that fails verification still fails, and leaves no session" {
     start_psk --tls12
     run with_shim "$CLIENT" --tls12 --cafile "$BATS_FILE_TMPDIR/other.pem" --n 3 "$PORT"
     assert_failure
