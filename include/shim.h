@@ -29,6 +29,21 @@ typedef int (*shim_cert_verify_cb)(X509_STORE_CTX *store, void *arg);
 bool real_resolve(void);
 /* Resolves one function; for hooks that may run before real_resolve. */
 bool real_find(const char *name, void **slot);
+/* The system's OpenSSL 3 function of that name, or NULL. */
+void *real_lookup(const char *name);
+
+/* caller.c: the function to forward a hook's call to when its caller is
+ * bound to another copy of OpenSSL 3; NULL for callers of the system's. */
+enum {
+#define HOOK(ret, name, params, args) IDX_##name,
+#include "hooks.def"
+#undef HOOK
+    HOOK_COUNT
+};
+void *real_foreign(const void *caller, unsigned hook);
+void caller_atfork_prepare(void);
+void caller_atfork_parent(void);
+void caller_atfork_child(void);
 
 /* init.c: one-time set-up on the first hook call. True when the shim is to
  * act in this process (resolved, not disabled). Cheap after the first call. */

@@ -13,15 +13,26 @@
  * free callback runs inside every SSL_free, including the ones libssl makes
  * itself, and needs nothing from the dying SSL. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "shim.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
-/* If libssl 3 cannot be found, nothing can be forwarded: fail the call the
- * way OpenSSL reports errors, rather than crash. */
-#define REAL_OR(name, fail)                                                    \
+/* A call from a module bound to another copy of OpenSSL 3 goes to that
+ * copy, untouched (caller.c). Then, if libssl 3 cannot be found at all,
+ * the call fails the way OpenSSL reports errors rather than crash. */
+#define FOREIGN(name, fn)                                                      \
+    __typeof__(name) *fn = NULL;                                               \
     do {                                                                       \
+        void *f_ = real_foreign(__builtin_return_address(0), IDX_##name);      \
+        memcpy(&fn, &f_, sizeof fn);                                           \
+    } while (0)
+#define REAL_OR(name, fail, args)                                              \
+    do {                                                                       \
+        FOREIGN(name, fn_);                                                    \
+        if (fn_ != NULL)                                                       \
+            return fn_ args;                                                   \
         if (ossl_##name == NULL)                                               \
             return fail;                                                       \
     } while (0)
@@ -29,7 +40,7 @@
 EXPORT SSL_CTX *SSL_CTX_new_ex(OSSL_LIB_CTX *libctx, const char *propq, const SSL_METHOD *meth)
 {
     bool on = shim_active();
-    REAL_OR(SSL_CTX_new_ex, NULL);
+    REAL_OR(SSL_CTX_new_ex, NULL, (libctx, propq, meth));
     SSL_CTX *ctx = ossl_SSL_CTX_new_ex(libctx, propq, meth);
     if (on)
         ctx_setup(ctx);
@@ -39,7 +50,7 @@ EXPORT SSL_CTX *SSL_CTX_new_ex(OSSL_LIB_CTX *libctx, const char *propq, const SS
 EXPORT SSL_CTX *SSL_CTX_new(const SSL_METHOD *meth)
 {
     bool on = shim_active();
-    REAL_OR(SSL_CTX_new, NULL);
+    REAL_OR(SSL_CTX_new, NULL, (meth));
     SSL_CTX *ctx = ossl_SSL_CTX_new(meth);
     if (on)
         ctx_setup(ctx);
@@ -50,16 +61,22 @@ EXPORT long SSL_CTX_ctrl(SSL_CTX *ctx, int cmd, long larg, void *parg)
 {
     long ret;
     bool on = shim_active();
+    REAL_OR(SSL_CTX_ctrl, 0, (ctx, cmd, larg, parg));
     if (on && (cmd == SSL_CTRL_SET_SESS_CACHE_MODE || cmd == SSL_CTRL_GET_SESS_CACHE_MODE) &&
         ctx_cache_mode(ctx, cmd, larg, &ret))
         return ret;
-    REAL_OR(SSL_CTX_ctrl, 0);
     return ossl_SSL_CTX_ctrl(ctx, cmd, larg, parg);
 }
 
 EXPORT void SSL_CTX_sess_set_new_cb(SSL_CTX *ctx, shim_new_session_cb cb)
 {
-    if (shim_active() && ctx_set_app_cb(ctx, cb))
+    bool on = shim_active();
+    FOREIGN(SSL_CTX_sess_set_new_cb, fn);
+    if (fn != NULL) {
+        fn(ctx, cb);
+        return;
+    }
+    if (on && ctx_set_app_cb(ctx, cb))
         return;
     if (ossl_SSL_CTX_sess_set_new_cb != NULL)
         ossl_SSL_CTX_sess_set_new_cb(ctx, cb);
@@ -68,15 +85,22 @@ EXPORT void SSL_CTX_sess_set_new_cb(SSL_CTX *ctx, shim_new_session_cb cb)
 EXPORT shim_new_session_cb SSL_CTX_sess_get_new_cb(SSL_CTX *ctx)
 {
     shim_new_session_cb cb;
-    if (shim_active() && ctx_get_app_cb(ctx, &cb))
+    bool on = shim_active();
+    REAL_OR(SSL_CTX_sess_get_new_cb, NULL, (ctx));
+    if (on && ctx_get_app_cb(ctx, &cb))
         return cb;
-    REAL_OR(SSL_CTX_sess_get_new_cb, NULL);
     return ossl_SSL_CTX_sess_get_new_cb(ctx);
 }
 
 EXPORT void SSL_CTX_set_cert_verify_callback(SSL_CTX *ctx, shim_cert_verify_cb cb, void *arg)
 {
-    struct recorded *rec = shim_active() ? ctx_recorded(ctx) : NULL;
+    bool on = shim_active();
+    FOREIGN(SSL_CTX_set_cert_verify_callback, fn);
+    if (fn != NULL) {
+        fn(ctx, cb, arg);
+        return;
+    }
+    struct recorded *rec = on ? ctx_recorded(ctx) : NULL;
     if (rec != NULL)
         rec->cert_verify_cb = cb;
     if (ossl_SSL_CTX_set_cert_verify_callback != NULL)
@@ -90,6 +114,9 @@ EXPORT void SSL_CTX_set_cert_verify_callback(SSL_CTX *ctx, shim_cert_verify_cb c
 #define STORE_HOOK(name, type)                                                 \
     EXPORT int name(X509_STORE *store, type *x)                                \
     {                                                                          \
+        FOREIGN(name, fn_);                                                    \
+        if (fn_ != NULL)                                                       \
+            return fn_(store, x);                                              \
         if (ossl_##name == NULL && !real_find(#name, (void **)&ossl_##name))   \
             return 0;                                                          \
         int r = ossl_##name(store, x);                                         \
@@ -113,6 +140,9 @@ static void lookup_added(X509_LOOKUP *lu, int cmd, const char *argc, long argl, 
 EXPORT int X509_LOOKUP_ctrl_ex(X509_LOOKUP *lu, int cmd, const char *argc, long argl, char **ret,
                                OSSL_LIB_CTX *libctx, const char *propq)
 {
+    FOREIGN(X509_LOOKUP_ctrl_ex, fn);
+    if (fn != NULL)
+        return fn(lu, cmd, argc, argl, ret, libctx, propq);
     if (ossl_X509_LOOKUP_ctrl_ex == NULL &&
         !real_find("X509_LOOKUP_ctrl_ex", (void **)&ossl_X509_LOOKUP_ctrl_ex))
         return 0;
@@ -123,6 +153,9 @@ EXPORT int X509_LOOKUP_ctrl_ex(X509_LOOKUP *lu, int cmd, const char *argc, long 
 
 EXPORT int X509_LOOKUP_ctrl(X509_LOOKUP *lu, int cmd, const char *argc, long argl, char **ret)
 {
+    FOREIGN(X509_LOOKUP_ctrl, fn);
+    if (fn != NULL)
+        return fn(lu, cmd, argc, argl, ret);
     if (ossl_X509_LOOKUP_ctrl == NULL &&
         !real_find("X509_LOOKUP_ctrl", (void **)&ossl_X509_LOOKUP_ctrl))
         return 0;
@@ -138,7 +171,7 @@ EXPORT int SSL_CTX_set_session_id_context(SSL_CTX *ctx, const unsigned char *sid
                                           unsigned int len)
 {
     bool on = shim_active();
-    REAL_OR(SSL_CTX_set_session_id_context, 0);
+    REAL_OR(SSL_CTX_set_session_id_context, 0, (ctx, sid, len));
     int r = ossl_SSL_CTX_set_session_id_context(ctx, sid, len);
     if (on && r == 1)
         record_sid(ctx_recorded(ctx), sid, len);
@@ -148,7 +181,7 @@ EXPORT int SSL_CTX_set_session_id_context(SSL_CTX *ctx, const unsigned char *sid
 EXPORT int SSL_set_session_id_context(SSL *s, const unsigned char *sid, unsigned int len)
 {
     bool on = shim_active();
-    REAL_OR(SSL_set_session_id_context, 0);
+    REAL_OR(SSL_set_session_id_context, 0, (s, sid, len));
     int r = ossl_SSL_set_session_id_context(s, sid, len);
     if (on && r == 1)
         record_sid(conn_recorded(s), sid, len);
@@ -160,7 +193,7 @@ EXPORT int SSL_set_session_id_context(SSL *s, const unsigned char *sid, unsigned
     EXPORT int name(type *obj, int value)                                      \
     {                                                                          \
         bool on = shim_active();                                               \
-        REAL_OR(name, 0);                                                      \
+        REAL_OR(name, 0, (obj, value));                                                      \
         int r = ossl_##name(obj, value);                                       \
         if (on && r == 1)                                                      \
             record_int(recorded(obj), which, value);                           \
@@ -177,7 +210,7 @@ RECORD_HOOK(SSL_set_trust, SSL, s, conn_recorded, SET_TRUST)
     EXPORT int name params                                                     \
     {                                                                          \
         bool on = shim_active();                                               \
-        REAL_OR(name, fail);                                                   \
+        REAL_OR(name, fail, args);                                                   \
         if (on)                                                                \
             conn_begin(s, client);                                             \
         conn_in_handshake++;                                                   \
@@ -203,7 +236,7 @@ ENTRY(SSL_write_ex, false, IO_WRITE, 0, (SSL *s, const void *buf, size_t num, si
 EXPORT int SSL_clear(SSL *s)
 {
     bool on = shim_active();
-    REAL_OR(SSL_clear, 0);
+    REAL_OR(SSL_clear, 0, (s));
     bool settle = on && conn_clearing(s);
     int r = ossl_SSL_clear(s);
     if (settle)
@@ -216,7 +249,7 @@ EXPORT int SSL_clear(SSL *s)
 EXPORT int SSL_set_session(SSL *s, SSL_SESSION *sess)
 {
     bool on = shim_active();
-    REAL_OR(SSL_set_session, 0);
+    REAL_OR(SSL_set_session, 0, (s, sess));
     if (on && sess != NULL && session_is_tls13(sess))
         pool_discard(NULL, sess);
     return ossl_SSL_set_session(s, sess);
@@ -227,7 +260,7 @@ EXPORT int SSL_set_session(SSL *s, SSL_SESSION *sess)
 EXPORT SSL_SESSION *SSL_get1_session(SSL *s)
 {
     bool on = shim_active();
-    REAL_OR(SSL_get1_session, NULL);
+    REAL_OR(SSL_get1_session, NULL, (s));
     SSL_SESSION *sess = ossl_SSL_get1_session(s);
     if (on)
         conn_app_took(s, sess);

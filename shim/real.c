@@ -49,6 +49,11 @@ static void *find(const char *name)
     return p;
 }
 
+void *real_lookup(const char *name)
+{
+    return find(name);
+}
+
 bool real_find(const char *name, void **slot)
 {
     void *p = find(name);

@@ -37,6 +37,8 @@
  *                     describe a second configuration; connections alternate
  *                     between the two
  *   --rss             print the peak resident set size (KiB) at the end
+ *   --foreign SO      dlopen SO and call its foreign_fetch(PORT, N) first;
+ *                     print how many of its N connections worked
  *   --generic         contexts from TLS_method (can serve as well as connect);
  *                     print the session-cache mode the program sees and how
  *                     many sessions OpenSSL's internal cache holds at the end
@@ -47,6 +49,7 @@
  *                     the threads (the summary is the parent's)
  * Prints "reused=K of=N failed=F" and exits 0 when F is 0. */
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -73,7 +76,8 @@ struct profile {
 static struct profile profiles[2], *prof = &profiles[0];
 static int n_profiles = 1, next_conn;
 
-static const char *host = "127.0.0.1", *mode = "connect", *add_ca_after;
+static const char *host = "127.0.0.1", *mode = "connect", *add_ca_after, *foreign;
+static int foreign_ok = -1;
 static const char *snis[16];
 static int n_snis, warmup, pause_ms, do_fork, reject, show_rss, generic;
 static int port, n = 1, threads = 1, version, fresh_ctx, no_shutdown, no_read, native, app_cb,
@@ -275,6 +279,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--reject")) reject = 1;
         else if (!strcmp(a, "--rss")) show_rss = 1;
         else if (!strcmp(a, "--generic")) generic = 1;
+        else if (!strcmp(a, "--foreign")) foreign = argv[++i];
         else if (!strcmp(a, "--alt")) prof = &profiles[(n_profiles = 2) - 1];
         else if (!strcmp(a, "--fresh-ctx")) fresh_ctx = 1;
         else if (!strcmp(a, "--tls12")) version = TLS1_2_VERSION;
@@ -304,6 +309,13 @@ int main(int argc, char **argv)
     for (i = 0; i < n_profiles && !fresh_ctx; i++)
         if ((profiles[i].ctx = make_ctx(&profiles[i])) == NULL)
             return 1;
+    if (foreign) {
+        void *h = dlopen(foreign, RTLD_NOW | RTLD_LOCAL);
+        int (*fetch)(int, int) = NULL;
+        if (h != NULL)
+            *(void **)&fetch = dlsym(h, "foreign_fetch");
+        foreign_ok = fetch ? fetch(port, n) : -2;
+    }
     if (warmup > 0)
         run(&warmup);
     pid_t child = do_fork ? fork() : -1;
@@ -320,6 +332,8 @@ int main(int argc, char **argv)
     printf("reused=%d of=%d failed=%d", reused, n * threads + warmup, failed);
     if (app_cb)
         printf(" callback_sessions=%d", cb_sessions);
+    if (foreign)
+        printf(" foreign=%d", foreign_ok);
     if (generic && profiles[0].ctx)
         printf(" mode=%ld cached=%ld", SSL_CTX_get_session_cache_mode(profiles[0].ctx),
                SSL_CTX_sess_number(profiles[0].ctx));

@@ -45,3 +45,30 @@ same_without_and_with() {
     refute_output --partial libssl
     refute_output --partial libcrypto
 }
+
+@test "a module with its own private copy of OpenSSL 3 works as without the shim" {
+    # A renamed copy of the system's libssl and libcrypto, as a Python wheel
+    # carries one: same symbol versions, other file names.
+    local d="$BATS_TEST_TMPDIR" lib=/usr/lib/x86_64-linux-gnu
+    cp "$lib/libssl.so.3" "$d/libsslcopy.so.3"
+    cp "$lib/libcrypto.so.3" "$d/libcryptocopy.so.3"
+    patchelf --set-soname libcryptocopy.so.3 "$d/libcryptocopy.so.3"
+    patchelf --set-soname libsslcopy.so.3 "$d/libsslcopy.so.3"
+    patchelf --replace-needed libcrypto.so.3 libcryptocopy.so.3 "$d/libsslcopy.so.3"
+    # An old-style RPATH, which also serves the copy's own dependency.
+    cc -shared -fPIC -o "$d/foreign.so" "$ROOT/tests/foreign.c" -L"$d" -l:libsslcopy.so.3 \
+        -l:libcryptocopy.so.3 -Wl,--disable-new-dtags,-rpath,"$d"
+    run sh -c "ldd '$d/foreign.so' | grep -c 'copy.so.3 => $d'"
+    assert_output 2
+    start_psk --tls13
+    run client --foreign "$d/foreign.so" --n 5 "$PORT"
+    assert_success
+    assert_output "reused=0 of=5 failed=0 foreign=5"
+    : > "$SLOG"
+    run with_shim "$CLIENT" --foreign "$d/foreign.so" --n 5 "$PORT"
+    assert_success
+    # The module's 5 connections work (and are left alone: full handshakes);
+    # the program's own resume as usual.
+    assert_output "reused=4 of=5 failed=0 foreign=5"
+    assert_equal "$(resumed)" 4
+}
