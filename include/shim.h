@@ -41,9 +41,6 @@ enum {
     HOOK_COUNT
 };
 void *real_foreign(const void *caller, unsigned hook);
-void caller_atfork_prepare(void);
-void caller_atfork_parent(void);
-void caller_atfork_child(void);
 
 /* init.c: one-time set-up on the first hook call. True when the shim is to
  * act in this process (resolved, not disabled). Cheap after the first call. */
@@ -134,7 +131,7 @@ void pool_take(const struct key *k, time_t now, struct pooled *out);
  * fork generation (a parent's connection seen in a child). */
 void pool_put(const struct key *k, struct pooled p, unsigned gen);
 /* Removes a TLS 1.3 ticket the application reuses itself: from one
- * server's pool, or (k NULL) from every pool. */
+ * server's pool, or (k NULL) from every pool; and keeps it out for good. */
 void pool_discard(const struct key *k, const SSL_SESSION *sess);
 unsigned pool_generation(void);
 void pool_atfork_prepare(void);

@@ -18,15 +18,16 @@
 #include "shim.h"
 
 struct module {
+    struct module *next;
     uintptr_t lo, hi;
     bool foreign;              /* any hook resolves to another copy */
     void *fn[HOOK_COUNT];      /* that copy's functions, where foreign */
 };
 
-#define MAX_MODULES 64
-static struct module modules[MAX_MODULES];
-static unsigned n_modules;
+/* Entries are never freed: per-thread caches point at them. */
+static struct module *modules;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 static _Thread_local const struct module *recent[4];
 static _Thread_local unsigned recent_next;
@@ -77,9 +78,9 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *data)
 
 static const struct module *known(uintptr_t addr)
 {
-    for (unsigned i = 0; i < n_modules; i++)
-        if (addr >= modules[i].lo && addr < modules[i].hi)
-            return &modules[i];
+    for (const struct module *m = modules; m != NULL; m = m->next)
+        if (addr >= m->lo && addr < m->hi)
+            return m;
     return NULL;
 }
 
@@ -93,9 +94,13 @@ static const struct module *classify(uintptr_t addr)
     if (m != NULL)
         return m;
     struct found f = {.addr = addr};
-    if (dl_iterate_phdr(find_module, &f) == 0)
+    struct module *new = calloc(1, sizeof *new);
+    if (new == NULL || dl_iterate_phdr(find_module, &f) == 0) {
+        free(new);
         return NULL;
-    struct module new = {.lo = f.lo, .hi = f.hi};
+    }
+    new->lo = f.lo;
+    new->hi = f.hi;
     const char *name = f.name != NULL && f.name[0] != '\0' ? f.name : NULL;
     /* The handle is kept: unloading a module that calls OpenSSL while it
      * may still be in a hook is not ours to risk. */
@@ -105,35 +110,45 @@ static const struct module *classify(uintptr_t addr)
         /* Compared with the system's function found afresh, not with the
          * shim's resolved pointers: this may run before the shim starts. */
         if (p != NULL && p != own(i) && p != real_lookup(names[i])) {
-            new.fn[i] = p;
-            new.foreign = true;
+            new->fn[i] = p;
+            new->foreign = true;
         }
     }
-    pthread_mutex_lock(&lock);
-    if ((m = known(addr)) == NULL && n_modules < MAX_MODULES) {
-        modules[n_modules] = new;
-        m = &modules[n_modules++];
-    }
-    pthread_mutex_unlock(&lock);
-    if (new.foreign)
+    if (new->foreign)
         LOG(LOG_INFO, "%s uses its own OpenSSL 3: its calls pass through untouched",
             name != NULL ? name : "the program");
+    pthread_mutex_lock(&lock);
+    if ((m = known(addr)) == NULL) {
+        new->next = modules;
+        modules = new;
+        m = new;
+        new = NULL;
+    }
+    pthread_mutex_unlock(&lock);
+    free(new); /* another thread classified it first */
     return m;
 }
 
-void caller_atfork_prepare(void)
+/* Registered on first use, not by the shim's set-up: callers are
+ * classified even when the shim itself is off. */
+static void atfork_prepare(void)
 {
     pthread_mutex_lock(&lock);
 }
 
-void caller_atfork_parent(void)
+static void atfork_parent(void)
 {
     pthread_mutex_unlock(&lock);
 }
 
-void caller_atfork_child(void)
+static void atfork_child(void)
 {
     pthread_mutex_init(&lock, NULL);
+}
+
+static void register_atfork(void)
+{
+    pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
 void *real_foreign(const void *caller, unsigned hook)
@@ -146,6 +161,7 @@ void *real_foreign(const void *caller, unsigned hook)
             break;
         }
     if (m == NULL) {
+        pthread_once(&fork_once, register_atfork);
         m = classify(addr);
         if (m == NULL)
             return NULL;

@@ -278,6 +278,10 @@ void conn_session(SSL *s, SSL_SESSION *sess)
     struct conn *c = get(s);
     if (c == NULL || !c->started || c->key.len == 0 || !R(SSL_SESSION_is_resumable)(sess))
         return;
+    /* A handshake run inside SSL_read receives its TLS 1.3 tickets in the
+     * same call, before conn_after can notice the handshake ended. */
+    if (!c->done && !R(SSL_in_init)(s) && !R(SSL_in_before)(s))
+        handshake_done(c, s);
     const unsigned char *ticket;
     size_t len;
     R(SSL_SESSION_get0_ticket)(sess, &ticket, &len);

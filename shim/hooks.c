@@ -20,8 +20,10 @@
 #define EXPORT __attribute__((visibility("default")))
 
 /* A call from a module bound to another copy of OpenSSL 3 goes to that
- * copy, untouched (caller.c). Then, if libssl 3 cannot be found at all,
- * the call fails the way OpenSSL reports errors rather than crash. */
+ * copy, untouched (caller.c), before anything else: such a caller must not
+ * start the shim, which would find no system libssl yet. Then, if libssl 3
+ * cannot be found at all, the call fails the way OpenSSL reports errors
+ * rather than crash. */
 #define FOREIGN(name, fn)                                                      \
     __typeof__(name) *fn = NULL;                                               \
     do {                                                                       \
@@ -33,14 +35,14 @@
         FOREIGN(name, fn_);                                                    \
         if (fn_ != NULL)                                                       \
             return fn_ args;                                                   \
-        if (ossl_##name == NULL)                                               \
+        if (ossl_##name == NULL && !real_find(#name, (void **)&ossl_##name))   \
             return fail;                                                       \
     } while (0)
 
 EXPORT SSL_CTX *SSL_CTX_new_ex(OSSL_LIB_CTX *libctx, const char *propq, const SSL_METHOD *meth)
 {
-    bool on = shim_active();
     REAL_OR(SSL_CTX_new_ex, NULL, (libctx, propq, meth));
+    bool on = shim_active();
     SSL_CTX *ctx = ossl_SSL_CTX_new_ex(libctx, propq, meth);
     if (on)
         ctx_setup(ctx);
@@ -49,8 +51,8 @@ EXPORT SSL_CTX *SSL_CTX_new_ex(OSSL_LIB_CTX *libctx, const char *propq, const SS
 
 EXPORT SSL_CTX *SSL_CTX_new(const SSL_METHOD *meth)
 {
-    bool on = shim_active();
     REAL_OR(SSL_CTX_new, NULL, (meth));
+    bool on = shim_active();
     SSL_CTX *ctx = ossl_SSL_CTX_new(meth);
     if (on)
         ctx_setup(ctx);
@@ -60,8 +62,8 @@ EXPORT SSL_CTX *SSL_CTX_new(const SSL_METHOD *meth)
 EXPORT long SSL_CTX_ctrl(SSL_CTX *ctx, int cmd, long larg, void *parg)
 {
     long ret;
-    bool on = shim_active();
     REAL_OR(SSL_CTX_ctrl, 0, (ctx, cmd, larg, parg));
+    bool on = shim_active();
     if (on && (cmd == SSL_CTRL_SET_SESS_CACHE_MODE || cmd == SSL_CTRL_GET_SESS_CACHE_MODE) &&
         ctx_cache_mode(ctx, cmd, larg, &ret))
         return ret;
@@ -70,23 +72,24 @@ EXPORT long SSL_CTX_ctrl(SSL_CTX *ctx, int cmd, long larg, void *parg)
 
 EXPORT void SSL_CTX_sess_set_new_cb(SSL_CTX *ctx, shim_new_session_cb cb)
 {
-    bool on = shim_active();
     FOREIGN(SSL_CTX_sess_set_new_cb, fn);
     if (fn != NULL) {
         fn(ctx, cb);
         return;
     }
+    bool on = shim_active();
     if (on && ctx_set_app_cb(ctx, cb))
         return;
-    if (ossl_SSL_CTX_sess_set_new_cb != NULL)
+    if (ossl_SSL_CTX_sess_set_new_cb != NULL ||
+        real_find("SSL_CTX_sess_set_new_cb", (void **)&ossl_SSL_CTX_sess_set_new_cb))
         ossl_SSL_CTX_sess_set_new_cb(ctx, cb);
 }
 
 EXPORT shim_new_session_cb SSL_CTX_sess_get_new_cb(SSL_CTX *ctx)
 {
     shim_new_session_cb cb;
-    bool on = shim_active();
     REAL_OR(SSL_CTX_sess_get_new_cb, NULL, (ctx));
+    bool on = shim_active();
     if (on && ctx_get_app_cb(ctx, &cb))
         return cb;
     return ossl_SSL_CTX_sess_get_new_cb(ctx);
@@ -94,16 +97,18 @@ EXPORT shim_new_session_cb SSL_CTX_sess_get_new_cb(SSL_CTX *ctx)
 
 EXPORT void SSL_CTX_set_cert_verify_callback(SSL_CTX *ctx, shim_cert_verify_cb cb, void *arg)
 {
-    bool on = shim_active();
     FOREIGN(SSL_CTX_set_cert_verify_callback, fn);
     if (fn != NULL) {
         fn(ctx, cb, arg);
         return;
     }
+    bool on = shim_active();
     struct recorded *rec = on ? ctx_recorded(ctx) : NULL;
     if (rec != NULL)
         rec->cert_verify_cb = cb;
-    if (ossl_SSL_CTX_set_cert_verify_callback != NULL)
+    if (ossl_SSL_CTX_set_cert_verify_callback != NULL ||
+        real_find("SSL_CTX_set_cert_verify_callback",
+                  (void **)&ossl_SSL_CTX_set_cert_verify_callback))
         ossl_SSL_CTX_set_cert_verify_callback(ctx, cb, arg);
 }
 
@@ -170,8 +175,8 @@ STORE_HOOK(X509_STORE_add_crl, X509_CRL)
 EXPORT int SSL_CTX_set_session_id_context(SSL_CTX *ctx, const unsigned char *sid,
                                           unsigned int len)
 {
-    bool on = shim_active();
     REAL_OR(SSL_CTX_set_session_id_context, 0, (ctx, sid, len));
+    bool on = shim_active();
     int r = ossl_SSL_CTX_set_session_id_context(ctx, sid, len);
     if (on && r == 1)
         record_sid(ctx_recorded(ctx), sid, len);
@@ -180,8 +185,8 @@ EXPORT int SSL_CTX_set_session_id_context(SSL_CTX *ctx, const unsigned char *sid
 
 EXPORT int SSL_set_session_id_context(SSL *s, const unsigned char *sid, unsigned int len)
 {
-    bool on = shim_active();
     REAL_OR(SSL_set_session_id_context, 0, (s, sid, len));
+    bool on = shim_active();
     int r = ossl_SSL_set_session_id_context(s, sid, len);
     if (on && r == 1)
         record_sid(conn_recorded(s), sid, len);
@@ -192,8 +197,8 @@ EXPORT int SSL_set_session_id_context(SSL *s, const unsigned char *sid, unsigned
 #define RECORD_HOOK(name, type, obj, recorded, which)                          \
     EXPORT int name(type *obj, int value)                                      \
     {                                                                          \
+        REAL_OR(name, 0, (obj, value));                                        \
         bool on = shim_active();                                               \
-        REAL_OR(name, 0, (obj, value));                                                      \
         int r = ossl_##name(obj, value);                                       \
         if (on && r == 1)                                                      \
             record_int(recorded(obj), which, value);                           \
@@ -209,8 +214,8 @@ RECORD_HOOK(SSL_set_trust, SSL, s, conn_recorded, SET_TRUST)
 #define ENTRY(name, client, io, fail, params, args)                         \
     EXPORT int name params                                                     \
     {                                                                          \
+        REAL_OR(name, fail, args);                                             \
         bool on = shim_active();                                               \
-        REAL_OR(name, fail, args);                                                   \
         if (on)                                                                \
             conn_begin(s, client);                                             \
         conn_in_handshake++;                                                   \
@@ -235,8 +240,8 @@ ENTRY(SSL_write_ex, false, IO_WRITE, 0, (SSL *s, const void *buf, size_t num, si
 
 EXPORT int SSL_clear(SSL *s)
 {
-    bool on = shim_active();
     REAL_OR(SSL_clear, 0, (s));
+    bool on = shim_active();
     bool settle = on && conn_clearing(s);
     int r = ossl_SSL_clear(s);
     if (settle)
@@ -248,8 +253,8 @@ EXPORT int SSL_clear(SSL *s)
  * once: another thread may be about to take it. */
 EXPORT int SSL_set_session(SSL *s, SSL_SESSION *sess)
 {
-    bool on = shim_active();
     REAL_OR(SSL_set_session, 0, (s, sess));
+    bool on = shim_active();
     if (on && sess != NULL && session_is_tls13(sess))
         pool_discard(NULL, sess);
     return ossl_SSL_set_session(s, sess);
@@ -259,8 +264,8 @@ EXPORT int SSL_set_session(SSL *s, SSL_SESSION *sess)
  * owns that ticket from now on; the pool must not hand it out too. */
 EXPORT SSL_SESSION *SSL_get1_session(SSL *s)
 {
-    bool on = shim_active();
     REAL_OR(SSL_get1_session, NULL, (s));
+    bool on = shim_active();
     SSL_SESSION *sess = ossl_SSL_get1_session(s);
     if (on)
         conn_app_took(s, sess);

@@ -19,7 +19,6 @@ static void at_exit(void)
 /* The locks a forking thread must not leave held in the child. */
 static void prepare(void)
 {
-    caller_atfork_prepare();
     key_atfork_prepare();
     pool_atfork_prepare();
 }
@@ -28,14 +27,12 @@ static void parent(void)
 {
     pool_atfork_parent();
     key_atfork_parent();
-    caller_atfork_parent();
 }
 
 static void child(void)
 {
     pool_atfork_child();
     key_atfork_child();
-    caller_atfork_child();
     stats_reset();
 }
 

@@ -26,6 +26,13 @@ struct server {
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* TLS 1.3 tickets the application offers or keeps itself, as digests in a
+ * small ring: they never enter a pool, not even later from a connection
+ * that still holds one as its newest ticket. */
+#define DISOWNED 256
+static uint64_t disowned[DISOWNED];
+static unsigned disowned_next;
 static struct server *servers;   /* in least-recently-used-first order */
 static unsigned generation;
 
@@ -69,6 +76,25 @@ static void unlock_and_free(struct dropped *d)
     for (size_t i = 0; i < gn; i++)
         R(SSL_SESSION_free)(g[i]);
     free(g);
+}
+
+static uint64_t ticket_digest(const SSL_SESSION *sess)
+{
+    const unsigned char *t;
+    size_t len;
+    R(SSL_SESSION_get0_ticket)(sess, &t, &len);
+    uint64_t h = 0xcbf29ce484222325u; /* FNV-1a */
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ t[i]) * 0x100000001b3u;
+    return h;
+}
+
+static bool is_disowned(uint64_t d)
+{
+    for (unsigned i = 0; i < DISOWNED; i++)
+        if (disowned[i] == d)
+            return true;
+    return false;
 }
 
 static bool usable(const struct pooled *p, time_t now)
@@ -154,12 +180,14 @@ void pool_put(const struct key *k, struct pooled p, unsigned gen)
 {
     struct dropped d = {0};
     pthread_mutex_lock(&lock);
-    struct server *sv = gen == generation ? find(k) : NULL;
-    if (gen == generation && sv == NULL)
+    bool tls13 = session_is_tls13(p.sess);
+    bool wanted = gen == generation && !(tls13 && is_disowned(ticket_digest(p.sess)));
+    struct server *sv = wanted ? find(k) : NULL;
+    if (wanted && sv == NULL)
         sv = create(k, &d);
     if (sv == NULL) {
         drop(&d, p.sess, ST_EVICTED);
-    } else if (session_is_tls13(p.sess)) {
+    } else if (tls13) {
         if (sv->n13 == (unsigned)cfg.pool_size)
             drop(&d, sv->t13[--sv->n13].sess, ST_EVICTED);
         memmove(&sv->t13[1], &sv->t13[0], sv->n13 * sizeof *sv->t13);
@@ -190,7 +218,10 @@ static void discard_from(struct server *sv, const SSL_SESSION *sess, struct drop
 void pool_discard(const struct key *k, const SSL_SESSION *sess)
 {
     struct dropped d = {0};
+    uint64_t digest = ticket_digest(sess);
     pthread_mutex_lock(&lock);
+    if (!is_disowned(digest))
+        disowned[disowned_next++ % DISOWNED] = digest;
     struct server *sv, *tmp;
     if (k != NULL) {
         HASH_FIND(hh, servers, k->bytes, k->len, sv);

@@ -46,10 +46,11 @@ same_without_and_with() {
     refute_output --partial libcrypto
 }
 
-@test "a module with its own private copy of OpenSSL 3 works as without the shim" {
-    # A renamed copy of the system's libssl and libcrypto, as a Python wheel
-    # carries one: same symbol versions, other file names.
-    local d="$BATS_TEST_TMPDIR" lib=/usr/lib/x86_64-linux-gnu
+# build_foreign DIR: DIR/foreign.so, a module linked to a renamed copy of
+# the system's libssl and libcrypto, as a Python wheel carries one: same
+# symbol versions, other file names.
+build_foreign() {
+    local d="$1" lib=/usr/lib/x86_64-linux-gnu
     cp "$lib/libssl.so.3" "$d/libsslcopy.so.3"
     cp "$lib/libcrypto.so.3" "$d/libcryptocopy.so.3"
     patchelf --set-soname libcryptocopy.so.3 "$d/libcryptocopy.so.3"
@@ -60,15 +61,41 @@ same_without_and_with() {
         -l:libcryptocopy.so.3 -Wl,--disable-new-dtags,-rpath,"$d"
     run sh -c "ldd '$d/foreign.so' | grep -c 'copy.so.3 => $d'"
     assert_output 2
+}
+
+@test "a module with its own private copy of OpenSSL 3 works as without the shim" {
+    build_foreign "$BATS_TEST_TMPDIR"
     start_psk --tls13
-    run client --foreign "$d/foreign.so" --n 5 "$PORT"
+    run client --foreign "$BATS_TEST_TMPDIR/foreign.so" --n 5 "$PORT"
     assert_success
     assert_output "reused=0 of=5 failed=0 foreign=5"
     : > "$SLOG"
-    run with_shim "$CLIENT" --foreign "$d/foreign.so" --n 5 "$PORT"
+    run with_shim "$CLIENT" --foreign "$BATS_TEST_TMPDIR/foreign.so" --n 5 "$PORT"
     assert_success
     # The module's 5 connections work (and are left alone: full handshakes);
     # the program's own resume as usual.
     assert_output "reused=4 of=5 failed=0 foreign=5"
+    assert_equal "$(resumed)" 4
+}
+
+@test "a private OpenSSL 3 used before the system's is loaded: both work, the system's resumes" {
+    build_foreign "$BATS_TEST_TMPDIR"
+    start_psk --tls13
+    cat > "$BATS_TEST_TMPDIR/both.py" <<'PY'
+import ctypes, sys
+port = int(sys.argv[2])
+print("foreign", ctypes.CDLL(sys.argv[1]).foreign_fetch(port, 3))
+import ssl, urllib.request   # only now does the system's libssl load
+ctx = ssl.create_default_context(cafile=sys.argv[3])
+for _ in range(5):
+    with urllib.request.urlopen(f"https://localhost:{port}/", context=ctx) as r:
+        r.read()
+print("system 5")
+PY
+    run with_shim "$PY" "$BATS_TEST_TMPDIR/both.py" "$BATS_TEST_TMPDIR/foreign.so" "$PORT" "$CA"
+    assert_success
+    assert_output "foreign 3
+system 5"
+    assert_equal "$(connections)" 8
     assert_equal "$(resumed)" 4
 }
