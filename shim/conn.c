@@ -22,7 +22,7 @@ struct conn {
     time_t offered_born;
     time_t born;            /* the verifying full handshake behind this one */
     unsigned gen;           /* fork generation at begin */
-    bool started, done, used, verified, app_session;
+    bool started, done, used, verified;
     int nodelay_fd;         /* socket we switched TCP_NODELAY on, or -1 */
     unsigned n_held;
     struct pooled *held;    /* cfg.pool_size slots, allocated on demand */
@@ -53,7 +53,12 @@ static void release(struct conn *c)
     c->offered = NULL;
 }
 
-static void publish(struct conn *c, struct pooled p);
+/* Every session the connection keeps came through conn_session, which
+ * needs a key: publishing is handing it to the pool. */
+static void publish(struct conn *c, struct pooled p)
+{
+    pool_put(&c->key, p, c->gen);
+}
 
 /* The connection is ending, and OpenSSL will not offer its last ticket
  * again: the pool may have it now. */
@@ -184,15 +189,15 @@ void conn_begin(SSL *s, bool client)
         return;
     c->started = true;
     c->gen = pool_generation();
-    ctx_connecting(R(SSL_get_SSL_CTX)(s));
+    SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
+    ctx_connecting(ctx);
     stat_add(ST_HANDSHAKES);
-    key_build(s, &c->rec, ctx_recorded(R(SSL_get_SSL_CTX)(s)), &c->key);
+    key_build(s, &c->rec, ctx_recorded(ctx), &c->key);
     SSL_SESSION *own = R(SSL_get_session)(s);
     if (own != NULL) {
         /* The application offers a session of its own (or SSL_clear kept
          * the last one): leave it alone, and make sure the pool never hands
          * the same ticket to another connection. */
-        c->app_session = true;
         if (c->key.len != 0 && session_is_tls13(own))
             pool_discard(&c->key, own);
         return;
@@ -201,20 +206,17 @@ void conn_begin(SSL *s, bool client)
         offer(c, s);
 }
 
-static void publish(struct conn *c, struct pooled p)
+/* Born and expiry are fixed once the handshake behind the session is
+ * known to be complete. */
+static void stamp(struct conn *c, SSL *s, struct pooled *p)
 {
-    if (c->key.len == 0)
-        R(SSL_SESSION_free)(p.sess);
-    else
-        pool_put(&c->key, p, c->gen);
+    p->born = c->born;
+    p->expires = session_expiry(p->sess, p->born, R(SSL_get_certificate)(s));
 }
 
-/* Born and expiry are fixed at publication, when the handshake behind the
- * session is known to be complete. */
 static void publish_now(struct conn *c, SSL *s, struct pooled p)
 {
-    p.born = c->born;
-    p.expires = session_expiry(p.sess, p.born, R(SSL_get_certificate)(s));
+    stamp(c, s, &p);
     publish(c, p);
 }
 
@@ -253,13 +255,18 @@ static void handshake_done(struct conn *c, SSL *s)
     }
 }
 
+static void notice_done(struct conn *c, SSL *s)
+{
+    if (!c->done && !R(SSL_in_init)(s) && !R(SSL_in_before)(s))
+        handshake_done(c, s);
+}
+
 void conn_after(SSL *s, int ret, enum io io)
 {
     struct conn *c = get(s);
     if (c == NULL || !c->started)
         return;
-    if (!c->done && !R(SSL_in_init)(s) && !R(SSL_in_before)(s))
-        handshake_done(c, s);
+    notice_done(c, s);
     /* A completed handshake is not use: the application may still reject
      * the peer. Data read or written is. */
     if (ret <= 0 || !c->done || io == IO_HANDSHAKE)
@@ -280,8 +287,7 @@ void conn_session(SSL *s, SSL_SESSION *sess)
         return;
     /* A handshake run inside SSL_read receives its TLS 1.3 tickets in the
      * same call, before conn_after can notice the handshake ended. */
-    if (!c->done && !R(SSL_in_init)(s) && !R(SSL_in_before)(s))
-        handshake_done(c, s);
+    notice_done(c, s);
     const unsigned char *ticket;
     size_t len;
     R(SSL_SESSION_get0_ticket)(sess, &ticket, &len);
@@ -299,8 +305,7 @@ void conn_session(SSL *s, SSL_SESSION *sess)
          * OpenSSL offers again if the application reuses this SSL after
          * SSL_clear (wrk does). It waits on the connection until that is
          * ruled out; the one it displaces goes on. */
-        p.born = c->born;
-        p.expires = session_expiry(p.sess, p.born, R(SSL_get_certificate)(s));
+        stamp(c, s, &p);
         struct pooled prev = c->latest;
         c->latest = p;
         if (prev.sess == NULL)

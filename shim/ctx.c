@@ -61,6 +61,18 @@ static long bits_to_add(const struct ctx_state *st, long app_mode)
 
 static int new_session(SSL *s, SSL_SESSION *sess);
 
+/* The mode as the application set it: the real one less what we added. */
+static long app_mode(SSL_CTX *ctx, const struct ctx_state *st)
+{
+    return R(SSL_CTX_ctrl)(ctx, SSL_CTRL_GET_SESS_CACHE_MODE, 0, NULL) & ~st->added;
+}
+
+static void set_app_mode(SSL_CTX *ctx, struct ctx_state *st, long mode)
+{
+    st->added = bits_to_add(st, mode);
+    R(SSL_CTX_ctrl)(ctx, SSL_CTRL_SET_SESS_CACHE_MODE, mode | st->added, NULL);
+}
+
 void ctx_setup(SSL_CTX *ctx)
 {
     if (ctx == NULL || state(ctx) != NULL)
@@ -75,9 +87,7 @@ void ctx_setup(SSL_CTX *ctx)
         return;
     }
     st->app_cb = R(SSL_CTX_sess_get_new_cb)(ctx);
-    long mode = R(SSL_CTX_ctrl)(ctx, SSL_CTRL_GET_SESS_CACHE_MODE, 0, NULL);
-    st->added = bits_to_add(st, mode);
-    R(SSL_CTX_ctrl)(ctx, SSL_CTRL_SET_SESS_CACHE_MODE, mode | st->added, NULL);
+    set_app_mode(ctx, st, app_mode(ctx, st));
     R(SSL_CTX_sess_set_new_cb)(ctx, new_session);
 }
 
@@ -88,9 +98,7 @@ void ctx_connecting(SSL_CTX *ctx)
         R(SSL_CTX_ctrl)(ctx, SSL_CTRL_SESS_ACCEPT, 0, NULL) != 0 ||
         __atomic_exchange_n(&st->connects, true, __ATOMIC_RELAXED))
         return;
-    long mode = R(SSL_CTX_ctrl)(ctx, SSL_CTRL_GET_SESS_CACHE_MODE, 0, NULL) & ~st->added;
-    st->added = bits_to_add(st, mode);
-    R(SSL_CTX_ctrl)(ctx, SSL_CTRL_SET_SESS_CACHE_MODE, mode | st->added, NULL);
+    set_app_mode(ctx, st, app_mode(ctx, st));
 }
 
 bool ctx_cache_mode(SSL_CTX *ctx, int cmd, long larg, long *ret)
@@ -98,12 +106,9 @@ bool ctx_cache_mode(SSL_CTX *ctx, int cmd, long larg, long *ret)
     struct ctx_state *st = state(ctx);
     if (st == NULL)
         return false;
-    long real = R(SSL_CTX_ctrl)(ctx, SSL_CTRL_GET_SESS_CACHE_MODE, 0, NULL);
-    *ret = real & ~st->added;
-    if (cmd == SSL_CTRL_SET_SESS_CACHE_MODE) {
-        st->added = bits_to_add(st, larg);
-        R(SSL_CTX_ctrl)(ctx, SSL_CTRL_SET_SESS_CACHE_MODE, larg | st->added, NULL);
-    }
+    *ret = app_mode(ctx, st);
+    if (cmd == SSL_CTRL_SET_SESS_CACHE_MODE)
+        set_app_mode(ctx, st, larg);
     return true;
 }
 
@@ -144,7 +149,7 @@ static int new_session(SSL *s, SSL_SESSION *sess)
     if (st == NULL)
         return 0;
     shim_new_session_cb app = st->app_cb;
-    long mode = R(SSL_CTX_ctrl)(ctx, SSL_CTRL_GET_SESS_CACHE_MODE, 0, NULL) & ~st->added;
+    long mode = app_mode(ctx, st);
     bool server = R(SSL_is_server)(s);
     bool app_sees = app != NULL && (mode & (server ? SSL_SESS_CACHE_SERVER : SSL_SESS_CACHE_CLIENT));
     int kept = app_sees ? app(s, sess) : 0;

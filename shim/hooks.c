@@ -38,6 +38,16 @@
         if (ossl_##name == NULL && !real_find(#name, (void **)&ossl_##name))   \
             return fail;                                                       \
     } while (0)
+#define REAL_OR_VOID(name, args)                                               \
+    do {                                                                       \
+        FOREIGN(name, fn_);                                                    \
+        if (fn_ != NULL) {                                                     \
+            fn_ args;                                                          \
+            return;                                                            \
+        }                                                                      \
+        if (ossl_##name == NULL && !real_find(#name, (void **)&ossl_##name))   \
+            return;                                                            \
+    } while (0)
 
 EXPORT SSL_CTX *SSL_CTX_new_ex(OSSL_LIB_CTX *libctx, const char *propq, const SSL_METHOD *meth)
 {
@@ -72,17 +82,10 @@ EXPORT long SSL_CTX_ctrl(SSL_CTX *ctx, int cmd, long larg, void *parg)
 
 EXPORT void SSL_CTX_sess_set_new_cb(SSL_CTX *ctx, shim_new_session_cb cb)
 {
-    FOREIGN(SSL_CTX_sess_set_new_cb, fn);
-    if (fn != NULL) {
-        fn(ctx, cb);
+    REAL_OR_VOID(SSL_CTX_sess_set_new_cb, (ctx, cb));
+    if (shim_active() && ctx_set_app_cb(ctx, cb))
         return;
-    }
-    bool on = shim_active();
-    if (on && ctx_set_app_cb(ctx, cb))
-        return;
-    if (ossl_SSL_CTX_sess_set_new_cb != NULL ||
-        real_find("SSL_CTX_sess_set_new_cb", (void **)&ossl_SSL_CTX_sess_set_new_cb))
-        ossl_SSL_CTX_sess_set_new_cb(ctx, cb);
+    ossl_SSL_CTX_sess_set_new_cb(ctx, cb);
 }
 
 EXPORT shim_new_session_cb SSL_CTX_sess_get_new_cb(SSL_CTX *ctx)
@@ -97,19 +100,11 @@ EXPORT shim_new_session_cb SSL_CTX_sess_get_new_cb(SSL_CTX *ctx)
 
 EXPORT void SSL_CTX_set_cert_verify_callback(SSL_CTX *ctx, shim_cert_verify_cb cb, void *arg)
 {
-    FOREIGN(SSL_CTX_set_cert_verify_callback, fn);
-    if (fn != NULL) {
-        fn(ctx, cb, arg);
-        return;
-    }
-    bool on = shim_active();
-    struct recorded *rec = on ? ctx_recorded(ctx) : NULL;
+    REAL_OR_VOID(SSL_CTX_set_cert_verify_callback, (ctx, cb, arg));
+    struct recorded *rec = shim_active() ? ctx_recorded(ctx) : NULL;
     if (rec != NULL)
         rec->cert_verify_cb = cb;
-    if (ossl_SSL_CTX_set_cert_verify_callback != NULL ||
-        real_find("SSL_CTX_set_cert_verify_callback",
-                  (void **)&ossl_SSL_CTX_set_cert_verify_callback))
-        ossl_SSL_CTX_set_cert_verify_callback(ctx, cb, arg);
+    ossl_SSL_CTX_set_cert_verify_callback(ctx, cb, arg);
 }
 
 /* The trust store changing under a context invalidates its fingerprint;
@@ -119,11 +114,7 @@ EXPORT void SSL_CTX_set_cert_verify_callback(SSL_CTX *ctx, shim_cert_verify_cb c
 #define STORE_HOOK(name, type)                                                 \
     EXPORT int name(X509_STORE *store, type *x)                                \
     {                                                                          \
-        FOREIGN(name, fn_);                                                    \
-        if (fn_ != NULL)                                                       \
-            return fn_(store, x);                                              \
-        if (ossl_##name == NULL && !real_find(#name, (void **)&ossl_##name))   \
-            return 0;                                                          \
+        REAL_OR(name, 0, (store, x));                                          \
         int r = ossl_##name(store, x);                                         \
         if (r == 1 && conn_in_handshake == 0 && shim_started())                \
             key_store_changed(store);                                          \
@@ -137,20 +128,17 @@ static void lookup_added(X509_LOOKUP *lu, int cmd, const char *argc, long argl, 
 {
     if (r != 1 || !shim_started() || (cmd != X509_L_ADD_DIR && cmd != X509_L_ADD_STORE))
         return;
-    if (cmd == X509_L_ADD_DIR && argl == X509_FILETYPE_DEFAULT)
-        argc = secure_getenv("SSL_CERT_DIR") ? secure_getenv("SSL_CERT_DIR") : "(default)";
+    if (cmd == X509_L_ADD_DIR && argl == X509_FILETYPE_DEFAULT) {
+        const char *env = secure_getenv("SSL_CERT_DIR");
+        argc = env != NULL ? env : "(default)";
+    }
     key_store_lookup(R(X509_LOOKUP_get_store)(lu), cmd, argc);
 }
 
 EXPORT int X509_LOOKUP_ctrl_ex(X509_LOOKUP *lu, int cmd, const char *argc, long argl, char **ret,
                                OSSL_LIB_CTX *libctx, const char *propq)
 {
-    FOREIGN(X509_LOOKUP_ctrl_ex, fn);
-    if (fn != NULL)
-        return fn(lu, cmd, argc, argl, ret, libctx, propq);
-    if (ossl_X509_LOOKUP_ctrl_ex == NULL &&
-        !real_find("X509_LOOKUP_ctrl_ex", (void **)&ossl_X509_LOOKUP_ctrl_ex))
-        return 0;
+    REAL_OR(X509_LOOKUP_ctrl_ex, 0, (lu, cmd, argc, argl, ret, libctx, propq));
     int r = ossl_X509_LOOKUP_ctrl_ex(lu, cmd, argc, argl, ret, libctx, propq);
     lookup_added(lu, cmd, argc, argl, r);
     return r;
@@ -158,12 +146,7 @@ EXPORT int X509_LOOKUP_ctrl_ex(X509_LOOKUP *lu, int cmd, const char *argc, long 
 
 EXPORT int X509_LOOKUP_ctrl(X509_LOOKUP *lu, int cmd, const char *argc, long argl, char **ret)
 {
-    FOREIGN(X509_LOOKUP_ctrl, fn);
-    if (fn != NULL)
-        return fn(lu, cmd, argc, argl, ret);
-    if (ossl_X509_LOOKUP_ctrl == NULL &&
-        !real_find("X509_LOOKUP_ctrl", (void **)&ossl_X509_LOOKUP_ctrl))
-        return 0;
+    REAL_OR(X509_LOOKUP_ctrl, 0, (lu, cmd, argc, argl, ret));
     int r = ossl_X509_LOOKUP_ctrl(lu, cmd, argc, argl, ret);
     lookup_added(lu, cmd, argc, argl, r);
     return r;
