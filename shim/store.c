@@ -51,12 +51,12 @@ static void refuse(const char *what, const struct stat *st)
         return;
     if (st != NULL)
         LOG(LOG_WARN,
-            "RESUMESHIM_STORE: %s %s is not private (owner uid %ld, mode %03o; want uid %ld, "
+            "RESUMESHIM_STORE: %s%s%s is not private (owner uid %ld, mode %03o; want uid %ld, "
             "not writable by others); keeping sessions in memory only",
-            what, dir, (long)st->st_uid, (unsigned)(st->st_mode & 0777), (long)geteuid());
+            dir, what != NULL ? "/" : "", what != NULL ? what : "", (long)st->st_uid, (unsigned)(st->st_mode & 0777), (long)geteuid());
     else
-        LOG(LOG_WARN, "RESUMESHIM_STORE: cannot use %s in %s (%s); keeping sessions in memory only",
-            what, dir, strerror(errno));
+        LOG(LOG_WARN, "RESUMESHIM_STORE: cannot use %s%s%s (%s); keeping sessions in memory only",
+            dir, what != NULL ? "/" : "", what != NULL ? what : "", strerror(errno));
 }
 
 static bool private_dir(const struct stat *st)
@@ -74,11 +74,11 @@ static int open_dir(void)
     struct stat st;
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
-        refuse("directory", NULL);
+        refuse(NULL, NULL);
         return -1;
     }
     if (fstat(fd, &st) != 0 || !private_dir(&st)) {
-        refuse("directory", &st);
+        refuse(NULL, &st);
         close(fd);
         return -1;
     }
@@ -161,7 +161,9 @@ static bool replace(int dfd, const char *name, const char *buf, size_t len)
 {
     if (len == 0)
         return unlinkat(dfd, name, 0) == 0 || errno == ENOENT;
-    int fd = open_file(dfd, "tmp", O_WRONLY | O_CREAT | O_TRUNC);
+    /* Whatever a killed process left as tmp is scratch: made anew. */
+    unlinkat(dfd, "tmp", 0);
+    int fd = open_file(dfd, "tmp", O_WRONLY | O_CREAT | O_EXCL);
     if (fd < 0)
         return false;
     size_t done = 0;
@@ -556,7 +558,7 @@ void store_init(const char *path)
     if (dir == NULL)
         return;
     if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-        refuse("directory", NULL);
+        refuse(NULL, NULL);
         free(dir);
         dir = NULL;
         return;
