@@ -164,6 +164,16 @@ other_lib() {
     # A relative XDG_CACHE_HOME is ignored, as the XDG spec says.
     XDG_CACHE_HOME=rel run "$RS" sh -c 'echo "$RESUMESHIM_STORE"'
     assert_output "$HOME/.cache/resumeshim"
+    # No HOME directory (system users have /nonexistent): none is made,
+    # and the program runs with sessions in memory.
+    HOME="$BATS_TEST_TMPDIR/nonexistent" run --separate-stderr "$RS" sh -c 'echo "${RESUMESHIM_STORE-unset}"'
+    assert_success
+    assert_output unset
+    assert_equal "$stderr" "resumeshim: no store: no XDG_RUNTIME_DIR, XDG_CACHE_HOME or HOME directory; sessions stay in memory"
+    [ ! -e "$BATS_TEST_TMPDIR/nonexistent" ]
+    HOME="$BATS_TEST_TMPDIR/nonexistent" run "$RS" list
+    assert_success
+    assert_output ""
 }
 
 @test "--store DIR, an inherited RESUMESHIM_STORE, and --no-store" {
