@@ -306,6 +306,10 @@ make_store() {
     run "$RS" --store "$s" list LOCALHOST:8443 '[::1]'
     assert_line --regexp '^localhost:8443 +TLSv1\.3'
     assert_line --regexp '^\[::1\]:443 +TLSv1\.2'
+    # URLs name their server.
+    run "$RS" --store "$s" list https://localhost:8443/x 'https://[::1]/'
+    assert_line --regexp '^localhost:8443 +TLSv1\.3'
+    assert_line --regexp '^\[::1\]:443 +TLSv1\.2'
     # The default store, through RESUMESHIM_STORE.
     RESUMESHIM_STORE="$s" run "$RS" list a.test
     assert_line --regexp '^a\.test:443 +TLSv1\.3'
