@@ -16,7 +16,7 @@ VERSION := $(shell sed -n 's/^version=//p' scripts/resumeshim)
 SRCS := $(wildcard shim/*.c)
 OBJS := $(SRCS:shim/%.c=build/%.o)
 HDRS := $(wildcard include/*.h include/*.def)
-TESTBIN := tests/bin/client tests/bin/pskserver
+TESTBIN := tests/bin/client tests/bin/pskserver tests/bin/fuzzstore
 
 all: libresumeshim.so
 
@@ -39,6 +39,11 @@ libresumeshim.so: $(OBJS) build/shim.map
 
 tests/bin/%: tests/%.c | build
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lssl -lcrypto -lpthread
+
+# The store's file reader alone, under the sanitizers, for fuzzing.
+tests/bin/fuzzstore: tests/fuzzstore.c shim/record.c include/store.h | build
+	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -Iinclude $(SAN) -o $@ \
+	    tests/fuzzstore.c shim/record.c
 
 test-programs: $(TESTBIN)
 

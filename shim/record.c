@@ -80,7 +80,7 @@ static bool field(const char **p, const char *end, const char **start, size_t *l
 
 static bool number(const char *s, size_t len, int64_t *v)
 {
-    if (len == 0 || len > 18)
+    if (len == 0 || len > 18 || (s[0] == '0' && len > 1))
         return false;
     *v = 0;
     for (size_t i = 0; i < len; i++) {
