@@ -9,8 +9,10 @@ setup() {
     STORE="$BATS_TEST_TMPDIR/store"
 }
 
-# Runs a command under the shim with the store.
+# Runs a command under the shim with the store. curl hangs beside libasan
+# (with or without the shim), so curl always runs under the plain build.
 stored() { RESUMESHIM_STORE="$STORE" LD_PRELOAD="$PRELOAD" timeout 60 "$@"; }
+stored_curl() { RESUMESHIM_STORE="$STORE" LD_PRELOAD="$SHIM" timeout 60 curl "$@"; }
 
 # Every entry file of the store, one per line.
 entries() { find "$STORE" -name 's-*' -type f; }
@@ -106,7 +108,7 @@ print(urllib.request.urlopen('https://localhost:$PORT/', context=ctx).status)"
     want=$(curl -s --cacert "$d/root.pem" -o /dev/null -w '%{certs}' "https://localhost:$PORT/")
     [ "$(grep -c 'BEGIN CERTIFICATE' <<< "$want")" -eq 2 ]
     for i in 1 2 3; do
-        run stored curl -sS --cacert "$d/root.pem" -o /dev/null -w '%{certs}' "https://localhost:$PORT/"
+        run stored_curl -sS --cacert "$d/root.pem" -o /dev/null -w '%{certs}' "https://localhost:$PORT/"
         assert_success
         assert_output "$want"
     done
