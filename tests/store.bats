@@ -273,3 +273,22 @@ print(urllib.request.urlopen('https://localhost:$PORT/', context=ctx).status)"
     run "$ROOT/tests/bin/fuzzstore" 200000 "$RANDOM"
     assert_success
 }
+
+@test "threads sharing the store run clean under helgrind and memcheck" {
+    start_psk --tickets 2
+    # valgrind runs the plain build (it cannot run beside AddressSanitizer)
+    local vg="timeout 300 valgrind -q --error-exitcode=9"
+    RESUMESHIM_STORE="$STORE" LD_PRELOAD="$SHIM" run $vg --tool=helgrind \
+        "$CLIENT" --cafile "$CA" --threads 4 --n 8 "$PORT"
+    assert_success
+    assert_output --partial "of=32 failed=0"
+    RESUMESHIM_STORE="$STORE" LD_PRELOAD="$SHIM" run $vg --leak-check=full \
+        --errors-for-leak-kinds=definite "$CLIENT" --cafile "$CA" --threads 2 --n 10 --keep "$PORT"
+    assert_success
+    assert_output --partial "of=20 failed=0"
+    # a program that keeps its own tickets: what it kept went to the store
+    # at exit
+    [ -n "$(entries)" ]
+    run offered_twice
+    assert_output ""
+}
