@@ -1,5 +1,5 @@
 # libresumeshim: `make` builds the library, `make test` runs the suite,
-# `make demo` shows it at work. Both install missing Debian packages.
+# `make demo` shows it at work, `make bench` measures it. Both install missing Debian packages.
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -Wall -Wextra -Werror -fPIC -fvisibility=hidden -D_GNU_SOURCE -Iinclude
@@ -10,7 +10,7 @@ PREFIX  ?= /usr/local
 SRCS := $(wildcard shim/*.c)
 OBJS := $(SRCS:shim/%.c=build/%.o)
 HDRS := $(wildcard include/*.h include/*.def)
-TESTBIN := tests/bin/client tests/bin/pskserver
+TESTBIN := tests/bin/client tests/bin/pskserver tests/bin/delayrelay
 
 all: libresumeshim.so
 
@@ -59,7 +59,15 @@ test: deps all test-programs
 demo: deps all test-programs
 	examples/demo
 
+# Measurements, not tests: results in examples/bench (committed) or, quick
+# and smaller, in build/bench-quick.
+bench: deps all test-programs
+	scripts/bench
+
+bench-quick: deps all test-programs
+	scripts/bench --quick
+
 clean:
 	rm -rf build tests/bin libresumeshim.so
 
-.PHONY: all deps test test-asan test-programs demo clean
+.PHONY: all deps test test-asan test-programs demo bench bench-quick clean
