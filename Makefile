@@ -1,5 +1,6 @@
 # libresumeshim: `make` builds the library, `make test` runs the suite,
-# `make demo` shows it at work, `make bench` measures it. Both install missing Debian packages.
+# `make demo` shows it at work, `make bench` measures it. They install
+# missing Debian packages.
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -Wall -Wextra -Werror -fPIC -fvisibility=hidden -D_GNU_SOURCE -Iinclude
