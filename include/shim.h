@@ -161,6 +161,8 @@ void pool_discard(const struct key *k, const SSL_SESSION *sess);
 void pool_reserve(const struct key *k, struct pooled p, unsigned gen);
 /* At exit: publishes the reserved tickets. */
 void pool_flush(void);
+/* Whether the server accepted what was offered to it. */
+void pool_verdict(const struct key *k, bool resumed);
 unsigned pool_generation(void);
 void pool_atfork_prepare(void);
 void pool_atfork_parent(void);

@@ -245,6 +245,8 @@ static void handshake_done(struct conn *c, SSL *s)
     if (!reused)
         nodelay_restore(c); /* a full TLS 1.2 handshake ends with the server */
     stat_add(reused ? ST_RESUMED : ST_FULL);
+    if (c->offered != NULL)
+        pool_verdict(&c->key, reused);
     /* A resumed connection proves nothing new about the server: what it
      * earns inherits the moment of the full handshake that verified it. */
     c->born = reused && c->offered != NULL ? c->offered_born : time(NULL);

@@ -21,6 +21,8 @@ struct server {
     struct pooled t12;      /* .sess NULL when none */
     unsigned n13;           /* tickets in t13, newest first */
     struct pooled *t13;     /* cfg.pool_size slots */
+    unsigned refusals;      /* offers refused in a row */
+    unsigned skip;          /* connections left to go without an offer */
     size_t keylen;
     unsigned char key[];
 };
@@ -132,19 +134,21 @@ static void drop_server(struct server *sv, struct dropped *d)
     free(sv);
 }
 
-static struct server *find(const struct key *k)
+/* Keys run to hundreds of bytes: each lookup hashes one once, and moving
+ * a server to the tail (which keeps the table in LRU order) reuses it. */
+static struct server *find(const struct key *k, unsigned *hv)
 {
     struct server *sv;
-    HASH_FIND(hh, servers, k->bytes, k->len, sv);
+    HASH_VALUE(k->bytes, k->len, *hv);
+    HASH_FIND_BYHASHVALUE(hh, servers, k->bytes, k->len, *hv, sv);
     if (sv != NULL) {
-        /* Moving to the tail keeps the table in LRU order. */
         HASH_DELETE(hh, servers, sv);
-        HASH_ADD_KEYPTR(hh, servers, sv->key, sv->keylen, sv);
+        HASH_ADD_KEYPTR_BYHASHVALUE(hh, servers, sv->key, sv->keylen, *hv, sv);
     }
     return sv;
 }
 
-static struct server *create(const struct key *k, struct dropped *d)
+static struct server *create(const struct key *k, unsigned hv, struct dropped *d)
 {
     if (HASH_COUNT(servers) >= (unsigned long)cfg.max_hosts)
         drop_server(servers, d);
@@ -158,7 +162,7 @@ static struct server *create(const struct key *k, struct dropped *d)
     }
     sv->keylen = k->len;
     memcpy(sv->key, k->bytes, k->len);
-    HASH_ADD_KEYPTR(hh, servers, sv->key, sv->keylen, sv);
+    HASH_ADD_KEYPTR_BYHASHVALUE(hh, servers, sv->key, sv->keylen, hv, sv);
     return sv;
 }
 
@@ -167,7 +171,13 @@ void pool_take(const struct key *k, time_t now, struct pooled *out)
     struct dropped d = {0};
     out->sess = NULL;
     pthread_mutex_lock(&lock);
-    struct server *sv = find(k);
+    unsigned hv;
+    struct server *sv = find(k, &hv);
+    if (sv != NULL && sv->skip > 0) {
+        sv->skip--;
+        unlock_and_free(&d);
+        return;
+    }
     while (sv != NULL && sv->n13 > 0) {
         struct pooled p = sv->t13[0];
         remove_t13(sv, 0);
@@ -194,6 +204,27 @@ void pool_take(const struct key *k, time_t now, struct pooled *out)
         store_take(k, now, out);
 }
 
+/* Some servers hand out tickets they never accept (nginx with its own
+ * tickets and cache off still sends TLS 1.3 ones): each offer then costs
+ * the client a binder and a wasted key schedule. After a few refusals in a
+ * row, offers pause for a while, longer each time, and one offer probes. A
+ * server that restarts with new keys refuses the old tickets once: the
+ * full handshake brings new ones, offered first (newest first). */
+void pool_verdict(const struct key *k, bool resumed)
+{
+    struct dropped d = {0};
+    pthread_mutex_lock(&lock);
+    unsigned hv;
+    struct server *sv = find(k, &hv);
+    if (sv == NULL && !resumed)
+        sv = create(k, hv, &d);
+    if (sv != NULL && resumed)
+        sv->refusals = 0;
+    else if (sv != NULL && ++sv->refusals >= 3)
+        sv->skip = 1u << (sv->refusals < 8 ? sv->refusals - 2 : 6);
+    unlock_and_free(&d);
+}
+
 void pool_put(const struct key *k, struct pooled p, unsigned gen)
 {
     struct dropped d = {0};
@@ -210,9 +241,10 @@ void pool_put(const struct key *k, struct pooled p, unsigned gen)
         pthread_mutex_lock(&lock);
         wanted = gen == generation;
     }
-    struct server *sv = wanted ? find(k) : NULL;
+    unsigned hv = 0;
+    struct server *sv = wanted ? find(k, &hv) : NULL;
     if (wanted && sv == NULL)
-        sv = create(k, &d);
+        sv = create(k, hv, &d);
     if (sv == NULL) {
         drop(&d, p, ST_EVICTED);
     } else if (tls13) {

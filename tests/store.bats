@@ -292,3 +292,26 @@ print(urllib.request.urlopen('https://localhost:$PORT/', context=ctx).status)"
     run offered_twice
     assert_output ""
 }
+
+@test "a server restarted with new ticket keys: the stale tickets cost one refusal, then it resumes" {
+    start_psk --tickets 2
+    stored "$CLIENT" --cafile "$CA" --n 4 "$PORT"
+    local port=$PORT old
+    old=$(cat "$BATS_TEST_TMPDIR/pids")
+    kill $old
+    wait $old 2>/dev/null || true
+    rm "$BATS_TEST_TMPDIR/pids"
+    # the same port, new keys: every stored ticket is now stale
+    local d="$BATS_TEST_TMPDIR/restart" i
+    mkdir -p "$d"
+    SLOG="$d/log"
+    "$PSKSERVER" --cert "$CERT" --key "$KEY" --port "$port" --tickets 2 --log "$SLOG" 3>&- &
+    echo $! >> "$BATS_TEST_TMPDIR/pids"
+    wait_port "$port"
+    run stored "$CLIENT" --cafile "$CA" --n 10 "$port"
+    assert_success
+    assert_output "reused=9 of=10 failed=0"
+    # (wait_port's probe shows as one failed connection)
+    [ "$(grep -c 'status=ok' "$SLOG")" -eq 10 ]
+    [ "$(resumed)" -eq 9 ]
+}
