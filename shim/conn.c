@@ -23,6 +23,7 @@ struct conn {
     time_t born;            /* the verifying full handshake behind this one */
     unsigned gen;           /* fork generation at begin */
     bool started, done, used, verified;
+    bool reverify;          /* the application judges by callback */
     int nodelay_fd;         /* socket we switched TCP_NODELAY on, or -1 */
     unsigned n_held;
     struct pooled *held;    /* cfg.pool_size slots, allocated on demand */
@@ -158,6 +159,19 @@ static void offer(struct conn *c, SSL *s)
     pool_take(&c->key, time(NULL), &p);
     if (p.sess == NULL)
         return;
+    if (c->reverify &&
+        !reverify_session(s, ctx_recorded(R(SSL_get_SSL_CTX)(s)), p.sess, NULL)) {
+        /* The application's judge refuses this server now: no offer. The
+         * judge may be this connection's own (a pin of its own), so a TLS
+         * 1.3 ticket goes back for the others; a TLS 1.2 session never
+         * left the pool. */
+        LOG(LOG_DEBUG, "not offered: the application's verify callback refused the server");
+        if (session_is_tls13(p.sess))
+            pool_put(&c->key, p, c->gen);
+        else
+            R(SSL_SESSION_free)(p.sess);
+        return;
+    }
     SSL_SESSION *give = p.sess;
     if (!session_is_tls13(p.sess)) {
         /* A TLS 1.2 session stays in the pool; this connection gets a copy
@@ -193,6 +207,7 @@ void conn_begin(SSL *s, bool client)
     ctx_connecting(ctx);
     stat_add(ST_HANDSHAKES);
     key_build(s, &c->rec, ctx_recorded(ctx), &c->key);
+    c->reverify = reverify_needed(s, ctx_recorded(ctx));
     SSL_SESSION *own = R(SSL_get_session)(s);
     if (own != NULL) {
         /* The application offers a session of its own (or SSL_clear kept

@@ -77,14 +77,52 @@ never_offered_to_alt() {
     assert_equal "$(resumed)" 2
 }
 
-@test "a connection with a verify callback is never offered a session (no key can tell two apart)" {
-    start_psk --tls13
-    never_offered_to_alt --verify-cb
+# judged_again CALLBACK-OPTION [common options]: the application's own
+# callback is asked about the session's server before every offer. Two
+# configurations with the same callback, one pinning the server's
+# certificate, the other pinning another: the second's full handshakes fail
+# (as without the shim), and it must never be offered the session the first
+# earned. Then two that both pin the server's certificate share sessions.
+judged_again() {
+    local cb="$1"
+    shift
+    start_psk "$@"
+    local v=()
+    [ "${1:-}" = --tls12 ] && v=(--tls12)
+    run with_shim "$CLIENT" --n 6 "${v[@]}" --cafile "$CA" "$cb" --pin "$CERT" \
+        --alt --cafile "$CA" "$cb" --pin "$BATS_FILE_TMPDIR/other.pem" "$PORT"
+    assert_failure
+    assert_output --partial "failed=3"
+    local k
+    for k in 2 4 6; do assert_equal "$(offered_by $k)" "-"; done
+    assert_equal "$(resumed)" 2
+    start_psk "$@"
+    run with_shim "$CLIENT" --n 6 "${v[@]}" --cafile "$CA" "$cb" --pin "$CERT" \
+        --alt --cafile "$CA" "$cb" --pin "$CERT" "$PORT"
+    assert_success
+    assert_equal "$(resumed)" 5
 }
 
-@test "a connection with a certificate-verify callback is never offered a session" {
+@test "a verify callback is asked again before every offer: it refuses, no offer; it accepts, resumed" {
+    judged_again --verify-cb --tls13
+    judged_again --verify-cb --tls12
+}
+
+@test "a certificate-verify callback is asked again before every offer: it refuses, no offer; it accepts, resumed" {
+    judged_again --cert-verify-cb --tls13
+    judged_again --cert-verify-cb --tls12
+}
+
+@test "an OCSP status callback on a connection that asks for a staple: never offered" {
     start_psk --tls13
-    never_offered_to_alt --cert-verify-cb
+    never_offered_to_alt --ocsp-cb --ocsp-request
+}
+
+@test "an OCSP status callback that OpenSSL never calls (no staple asked for) does not stop resumption" {
+    start_psk --tls13
+    run with_shim "$CLIENT" --n 6 --cafile "$CA" --ocsp-cb "$PORT"
+    assert_success
+    assert_equal "$(resumed)" 5
 }
 
 @test "not offered across CA directories, though both stores start empty" {
