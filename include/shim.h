@@ -57,6 +57,7 @@ struct config {
     bool disable;
     bool stats;
     int log_level;
+    const char *store; /* RESUMESHIM_STORE, or NULL */
 };
 extern struct config cfg;
 void config_load(void);
@@ -91,6 +92,7 @@ void stats_print(void);
 struct key {
     size_t len; /* 0: this connection has no usable key, never resume it */
     unsigned char bytes[KEY_MAX];
+    char server[300]; /* host:port, for the store's listing (never in clear) */
 };
 /* Settings that change a verdict but that OpenSSL 3.0 offers no getter
  * for, recorded by their hooks as the application makes them: on the
@@ -128,10 +130,13 @@ bool reverify_session(SSL *s, const struct recorded *ctx_rec, SSL_SESSION *sess,
 /* pool.c: per-server sessions. Every function takes and releases the pool
  * mutex itself and frees sessions only after releasing it. */
 struct pooled {
-    SSL_SESSION *sess; /* a reference the holder owns */
-    time_t born;       /* the full handshake that verified the server */
-    time_t expires;    /* never offered at or after this moment */
+    SSL_SESSION *sess;      /* a reference the holder owns */
+    STACK_OF(X509) *chain;  /* the verified peer chain, or NULL; owned too */
+    time_t born;            /* the full handshake that verified the server */
+    time_t expires;         /* never offered at or after this moment */
+    bool app;               /* a TLS 1.3 ticket the application keeps */
 };
+void pooled_free(struct pooled *p);
 /* Takes the session to offer. TLS 1.3 tickets leave the pool; a TLS 1.2
  * session stays and the caller receives an extra reference (it must offer a
  * copy). *sess is NULL when there is nothing valid. */
@@ -142,10 +147,30 @@ void pool_put(const struct key *k, struct pooled p, unsigned gen);
 /* Removes a TLS 1.3 ticket the application reuses itself: from one
  * server's pool, or (k NULL) from every pool; and keeps it out for good. */
 void pool_discard(const struct key *k, const SSL_SESSION *sess);
+/* A TLS 1.3 ticket the application keeps for itself (its new-session
+ * callback returned 1). With a store, it is published there at exit unless
+ * the application offered or serialized it meanwhile: a program that runs
+ * once per request never offers what it kept. */
+void pool_reserve(const struct key *k, struct pooled p, unsigned gen);
+/* At exit: publishes the reserved tickets. */
+void pool_flush(void);
 unsigned pool_generation(void);
 void pool_atfork_prepare(void);
 void pool_atfork_parent(void);
 void pool_atfork_child(void);
+
+/* store.c: the cross-process store (RESUMESHIM_STORE). Each call opens,
+ * locks and closes the store itself; false or nothing means the store could
+ * not be used and the caller goes on without it. */
+struct stored;
+void store_init(const char *dir);
+bool store_on(void);
+void store_take(const struct key *k, time_t now, struct pooled *out);
+bool store_put(const struct key *k, const struct pooled *p);
+/* A session encoded and named now, to be written later by store_write,
+ * which calls no OpenSSL function (it may run after OpenSSL's cleanup). */
+struct stored *store_encode(const struct key *k, const struct pooled *p);
+void store_write(const struct stored *st);
 
 /* session.c: properties of sessions. */
 bool session_is_tls13(const SSL_SESSION *sess);
@@ -175,7 +200,8 @@ void conn_init(void);
 void conn_begin(SSL *s, bool client);
 enum io { IO_HANDSHAKE, IO_READ, IO_WRITE };
 void conn_after(SSL *s, int ret, enum io io);
-void conn_session(SSL *s, SSL_SESSION *sess);
+/* A session the server sent; app_kept: the application's callback kept it. */
+void conn_session(SSL *s, SSL_SESSION *sess, bool app_kept);
 /* Before SSL_clear: whether the connection had a life to settle. After it,
  * conn_cleared settles it and readies the state for the next handshake. */
 bool conn_clearing(SSL *s);
@@ -183,5 +209,8 @@ void conn_cleared(SSL *s);
 /* NULL when no state could be made for the connection. */
 struct recorded *conn_recorded(SSL *s);
 void conn_app_took(SSL *s, SSL_SESSION *sess);
+/* The verified chain behind a connection resumed from a session restored
+ * from the store, which carries the peer's leaf but not its chain. */
+STACK_OF(X509) *conn_peer_chain(const SSL *s);
 
 #endif

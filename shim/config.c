@@ -88,4 +88,5 @@ void config_load(void)
      * off: doing nothing is the safe reading. */
     flag("RESUMESHIM_DISABLE", &cfg.disable, true);
     flag("RESUMESHIM_STATS", &cfg.stats, false);
+    cfg.store = secure_getenv("RESUMESHIM_STORE");
 }

@@ -19,6 +19,8 @@
 struct conn {
     struct key key;
     SSL_SESSION *offered;   /* our reference to what we set, until done */
+    STACK_OF(X509) *offered_chain;
+    STACK_OF(X509) *chain;  /* the verified peer chain, from done on */
     time_t offered_born;
     time_t born;            /* the verifying full handshake behind this one */
     unsigned gen;           /* fork generation at begin */
@@ -36,29 +38,38 @@ _Thread_local int conn_in_handshake;
 
 static void drop_latest(struct conn *c)
 {
-    if (c->latest.sess != NULL)
-        R(SSL_SESSION_free)(c->latest.sess);
-    c->latest.sess = NULL;
+    pooled_free(&c->latest);
+}
+
+static void free_chain(STACK_OF(X509) **chain)
+{
+    pooled_free(&(struct pooled){.chain = *chain});
+    *chain = NULL;
 }
 
 static void release(struct conn *c)
 {
     drop_latest(c);
     for (unsigned i = 0; i < c->n_held; i++)
-        R(SSL_SESSION_free)(c->held[i].sess);
+        pooled_free(&c->held[i]);
     free(c->held);
     c->held = NULL;
     c->n_held = 0;
     if (c->offered != NULL)
         R(SSL_SESSION_free)(c->offered);
     c->offered = NULL;
+    free_chain(&c->offered_chain);
+    free_chain(&c->chain);
 }
 
 /* Every session the connection keeps came through conn_session, which
  * needs a key: publishing is handing it to the pool. */
 static void publish(struct conn *c, struct pooled p)
 {
-    pool_put(&c->key, p, c->gen);
+    if (p.app)
+        pool_reserve(&c->key, p, c->gen);
+    else
+        pool_put(&c->key, p, c->gen);
 }
 
 /* The connection is ending, and OpenSSL will not offer its last ticket
@@ -67,7 +78,7 @@ static void settle_latest(struct conn *c)
 {
     if (c->latest.sess != NULL && c->done && c->used && c->verified) {
         publish(c, c->latest);
-        c->latest.sess = NULL;
+        c->latest = (struct pooled){0};
     }
     drop_latest(c);
 }
@@ -179,14 +190,18 @@ static void offer(struct conn *c, SSL *s)
          * connection is freed without shutdown) is not the pool's. */
         give = R(SSL_SESSION_dup)(p.sess);
         R(SSL_SESSION_free)(p.sess);
-        if (give == NULL)
+        if (give == NULL) {
+            free_chain(&p.chain);
             return;
+        }
     }
     if (R(SSL_set_session)(s, give) != 1) {
         R(SSL_SESSION_free)(give);
+        free_chain(&p.chain);
         return;
     }
     c->offered = give;
+    c->offered_chain = p.chain;
     c->offered_born = p.born;
     stat_add(ST_OFFERED);
     LOG(LOG_DEBUG, "offered a TLS %s session", session_is_tls13(give) ? "1.3" : "1.2");
@@ -227,6 +242,8 @@ static void stamp(struct conn *c, SSL *s, struct pooled *p)
 {
     p->born = c->born;
     p->expires = session_expiry(p->sess, p->born, R(SSL_get_certificate)(s));
+    if (p->chain == NULL && c->chain != NULL)
+        p->chain = R(X509_chain_up_ref)(c->chain);
 }
 
 static void publish_now(struct conn *c, SSL *s, struct pooled p)
@@ -263,11 +280,18 @@ static void handshake_done(struct conn *c, SSL *s)
     SSL_SESSION *now = R(SSL_get_session)(s);
     if (reused && c->offered != NULL && now != NULL && !session_is_tls13(now) &&
         !session_same_ticket(now, c->offered))
-        conn_session(s, now);
+        conn_session(s, now, false);
     if (c->offered != NULL) {
         R(SSL_SESSION_free)(c->offered);
         c->offered = NULL;
     }
+    /* A session restored from the store has the leaf but not the chain. */
+    STACK_OF(X509) *chain = ossl_SSL_get_peer_cert_chain(s);
+    if (chain != NULL || !reused)
+        c->chain = chain != NULL ? R(X509_chain_up_ref)(chain) : NULL;
+    else
+        c->chain = c->offered_chain, c->offered_chain = NULL;
+    free_chain(&c->offered_chain);
 }
 
 static void notice_done(struct conn *c, SSL *s)
@@ -295,7 +319,7 @@ void conn_after(SSL *s, int ret, enum io io)
     }
 }
 
-void conn_session(SSL *s, SSL_SESSION *sess)
+void conn_session(SSL *s, SSL_SESSION *sess, bool app_kept)
 {
     struct conn *c = get(s);
     if (c == NULL || !c->started || c->key.len == 0 || !R(SSL_SESSION_is_resumable)(sess))
@@ -315,7 +339,10 @@ void conn_session(SSL *s, SSL_SESSION *sess)
         return;
     /* Never early data: the application did not ask for it. */
     R(SSL_SESSION_set_max_early_data)(p.sess, 0);
-    if (c->done && session_is_tls13(p.sess)) {
+    /* A TLS 1.2 session may be resumed by the application and the pool
+     * alike; a TLS 1.3 ticket the application keeps is its own. */
+    p.app = app_kept && session_is_tls13(p.sess);
+    if (c->done && session_is_tls13(p.sess) && !p.app) {
         /* The newest ticket is also the connection's own session, which
          * OpenSSL offers again if the application reuses this SSL after
          * SSL_clear (wrk does). It waits on the connection until that is
@@ -336,7 +363,7 @@ void conn_session(SSL *s, SSL_SESSION *sess)
         return;
     }
     if (c->n_held == (unsigned)cfg.pool_size)
-        R(SSL_SESSION_free)(c->held[--c->n_held].sess);
+        pooled_free(&c->held[--c->n_held]);
     memmove(&c->held[1], &c->held[0], c->n_held * sizeof *c->held);
     c->held[0] = p;
     c->n_held++;
@@ -384,7 +411,7 @@ void conn_app_took(SSL *s, SSL_SESSION *sess)
         drop_latest(c);
     for (unsigned i = 0; i < c->n_held;) {
         if (session_same_ticket(c->held[i].sess, sess)) {
-            R(SSL_SESSION_free)(c->held[i].sess);
+            pooled_free(&c->held[i]);
             memmove(&c->held[i], &c->held[i + 1], (c->n_held - i - 1) * sizeof *c->held);
             c->n_held--;
         } else {
@@ -392,4 +419,10 @@ void conn_app_took(SSL *s, SSL_SESSION *sess)
         }
     }
     pool_discard(&c->key, sess);
+}
+
+STACK_OF(X509) *conn_peer_chain(const SSL *s)
+{
+    struct conn *c = get((SSL *)s);
+    return c != NULL && c->done ? c->chain : NULL;
 }

@@ -140,8 +140,9 @@ struct recorded *ctx_recorded(SSL_CTX *ctx)
  * keeps it, 0 lets OpenSSL drop it. The application's callback runs first
  * and only where it would have run without us (server sessions, or client
  * sessions when it asked for client caching). A session it keeps is one it
- * may offer again itself, so the shim does not keep a copy of that one:
- * the same TLS 1.3 ticket must never be offered twice. */
+ * may offer again itself, so the shim does not offer that one: the same
+ * TLS 1.3 ticket must never be offered twice (it may publish it at exit,
+ * see pool_reserve). */
 static int new_session(SSL *s, SSL_SESSION *sess)
 {
     SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
@@ -153,7 +154,7 @@ static int new_session(SSL *s, SSL_SESSION *sess)
     bool server = R(SSL_is_server)(s);
     bool app_sees = app != NULL && (mode & (server ? SSL_SESS_CACHE_SERVER : SSL_SESS_CACHE_CLIENT));
     int kept = app_sees ? app(s, sess) : 0;
-    if (!server && !kept)
-        conn_session(s, sess);
+    if (!server)
+        conn_session(s, sess, kept != 0);
     return kept;
 }

@@ -256,3 +256,27 @@ EXPORT SSL_SESSION *SSL_get1_session(SSL *s)
         conn_app_took(s, sess);
     return sess;
 }
+
+/* A session the application serializes may be offered again by a later
+ * process of its own (curl's --ssl-sessions file): that ticket is the
+ * application's for good. */
+EXPORT int i2d_SSL_SESSION(const SSL_SESSION *in, unsigned char **pp)
+{
+    REAL_OR(i2d_SSL_SESSION, 0, (in, pp));
+    if (in != NULL && shim_started() && session_is_tls13(in))
+        pool_discard(NULL, in);
+    return ossl_i2d_SSL_SESSION(in, pp);
+}
+
+/* A connection resumed from the store: OpenSSL restores the peer's leaf
+ * but not its chain, which programs read after the handshake (curl's
+ * certificate info fails without one). The chain verified by the full
+ * handshake behind the session is kept with it. */
+EXPORT STACK_OF(X509) *SSL_get_peer_cert_chain(const SSL *s)
+{
+    REAL_OR(SSL_get_peer_cert_chain, NULL, (s));
+    STACK_OF(X509) *chain = ossl_SSL_get_peer_cert_chain(s);
+    if (chain == NULL && s != NULL && shim_started())
+        chain = conn_peer_chain(s);
+    return chain;
+}

@@ -12,6 +12,8 @@ static bool active;
 
 static void at_exit(void)
 {
+    if (shim_started())
+        pool_flush();
     if (cfg.stats)
         stats_print();
 }
@@ -51,6 +53,7 @@ static void init(void)
     ctx_init();
     conn_init();
     key_init();
+    store_init(cfg.store);
     if (pthread_atfork(prepare, parent, child) != 0) {
         LOG(LOG_WARN, "pthread_atfork failed; resumption is off");
         return;

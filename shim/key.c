@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -277,6 +278,17 @@ static void put_peer(struct key *k, SSL *s)
     else
         k->len = 0;
     put_num(k, 'p', port);
+    /* The name the store lists the server under, once salted and hashed. */
+    char text[INET6_ADDRSTRLEN] = "";
+    if (sni != NULL)
+        snprintf(k->server, sizeof k->server, "%s:%u", sni, (unsigned)port);
+    else if (alen > 0 && ss.ss_family == AF_UNIX)
+        snprintf(k->server, sizeof k->server, "%.*s", (int)alen, (const char *)addr);
+    else if (addr != NULL && inet_ntop(ss.ss_family, addr, text, sizeof text) != NULL)
+        snprintf(k->server, sizeof k->server, ss.ss_family == AF_INET6 ? "[%s]:%u" : "%s:%u",
+                 text, (unsigned)port);
+    else
+        k->server[0] = '\0';
 }
 
 static void put_verify_param(struct key *k, SSL *s)

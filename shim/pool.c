@@ -41,40 +41,53 @@ static unsigned generation;
  * larger drop spills into the graveyard. */
 struct dropped {
     unsigned n;
-    SSL_SESSION *s[2 * 64 + 2];
+    struct pooled p[2 * 64 + 2];
 };
 
 /* Sessions that the child of a fork must not offer: the parent holds the
  * same tickets. They are freed on the next pool call, not in the atfork
  * handler, where OpenSSL's own locks may be held by a vanished thread. */
-static SSL_SESSION **graveyard;
+static struct pooled *graveyard;
 static size_t graveyard_n;
 
-static void drop(struct dropped *d, SSL_SESSION *s, enum counter why)
+/* Tickets the application keeps (pool_reserve), encoded for the store,
+ * oldest first. */
+#define RESERVED 64
+static struct reserved {
+    uint64_t digest;
+    struct stored *st;
+} reserved[RESERVED];
+static unsigned n_reserved;
+
+static void bury(struct pooled p)
 {
-    stat_add(why);
-    if (d->n < sizeof d->s / sizeof *d->s) {
-        d->s[d->n++] = s;
-        return;
-    }
-    SSL_SESSION **g = realloc(graveyard, (graveyard_n + 1) * sizeof *g);
+    struct pooled *g = realloc(graveyard, (graveyard_n + 1) * sizeof *g);
     if (g == NULL)
         return; /* leaked rather than freed under the lock */
     graveyard = g;
-    graveyard[graveyard_n++] = s;
+    graveyard[graveyard_n++] = p;
+}
+
+static void drop(struct dropped *d, struct pooled p, enum counter why)
+{
+    stat_add(why);
+    if (d->n < sizeof d->p / sizeof *d->p)
+        d->p[d->n++] = p;
+    else
+        bury(p);
 }
 
 static void unlock_and_free(struct dropped *d)
 {
-    SSL_SESSION **g = graveyard;
+    struct pooled *g = graveyard;
     size_t gn = graveyard_n;
     graveyard = NULL;
     graveyard_n = 0;
     pthread_mutex_unlock(&lock);
     for (unsigned i = 0; i < d->n; i++)
-        R(SSL_SESSION_free)(d->s[i]);
+        pooled_free(&d->p[i]);
     for (size_t i = 0; i < gn; i++)
-        R(SSL_SESSION_free)(g[i]);
+        pooled_free(&g[i]);
     free(g);
 }
 
@@ -111,9 +124,9 @@ static void remove_t13(struct server *sv, unsigned i)
 static void drop_server(struct server *sv, struct dropped *d)
 {
     for (unsigned i = 0; i < sv->n13; i++)
-        drop(d, sv->t13[i].sess, ST_EVICTED);
+        drop(d, sv->t13[i], ST_EVICTED);
     if (sv->t12.sess != NULL)
-        drop(d, sv->t12.sess, ST_EVICTED);
+        drop(d, sv->t12, ST_EVICTED);
     HASH_DELETE(hh, servers, sv);
     free(sv->t13);
     free(sv);
@@ -162,18 +175,24 @@ void pool_take(const struct key *k, time_t now, struct pooled *out)
             *out = p;
             break;
         }
-        drop(&d, p.sess, ST_EXPIRED);
+        drop(&d, p, ST_EXPIRED);
     }
     if (sv != NULL && out->sess == NULL && sv->t12.sess != NULL) {
         if (usable(&sv->t12, now)) {
             *out = sv->t12;
             R(SSL_SESSION_up_ref)(out->sess);
+            out->chain = NULL; /* the pool's; a copy's chain is not needed */
         } else {
-            drop(&d, sv->t12.sess, ST_EXPIRED);
+            drop(&d, sv->t12, ST_EXPIRED);
             sv->t12.sess = NULL;
+            sv->t12.chain = NULL;
         }
     }
     unlock_and_free(&d);
+    /* The store is asked only when this process has nothing of its own:
+     * what it holds in memory is what the store could not take. */
+    if (out->sess == NULL && store_on())
+        store_take(k, now, out);
 }
 
 void pool_put(const struct key *k, struct pooled p, unsigned gen)
@@ -182,21 +201,31 @@ void pool_put(const struct key *k, struct pooled p, unsigned gen)
     pthread_mutex_lock(&lock);
     bool tls13 = session_is_tls13(p.sess);
     bool wanted = gen == generation && !(tls13 && is_disowned(ticket_digest(p.sess)));
+    if (wanted && store_on()) {
+        pthread_mutex_unlock(&lock);
+        if (store_put(k, &p)) {
+            stat_add(ST_TICKETS);
+            pooled_free(&p);
+            return;
+        }
+        pthread_mutex_lock(&lock);
+        wanted = gen == generation;
+    }
     struct server *sv = wanted ? find(k) : NULL;
     if (wanted && sv == NULL)
         sv = create(k, &d);
     if (sv == NULL) {
-        drop(&d, p.sess, ST_EVICTED);
+        drop(&d, p, ST_EVICTED);
     } else if (tls13) {
         if (sv->n13 == (unsigned)cfg.pool_size)
-            drop(&d, sv->t13[--sv->n13].sess, ST_EVICTED);
+            drop(&d, sv->t13[--sv->n13], ST_EVICTED);
         memmove(&sv->t13[1], &sv->t13[0], sv->n13 * sizeof *sv->t13);
         sv->t13[0] = p;
         sv->n13++;
         stat_add(ST_TICKETS);
     } else {
         if (sv->t12.sess != NULL)
-            drop(&d, sv->t12.sess, ST_EVICTED);
+            drop(&d, sv->t12, ST_EVICTED);
         sv->t12 = p;
         stat_add(ST_TICKETS);
     }
@@ -207,7 +236,7 @@ static void discard_from(struct server *sv, const SSL_SESSION *sess, struct drop
 {
     for (unsigned i = 0; i < sv->n13;) {
         if (session_same_ticket(sv->t13[i].sess, sess)) {
-            drop(d, sv->t13[i].sess, ST_EVICTED);
+            drop(d, sv->t13[i], ST_EVICTED);
             remove_t13(sv, i);
         } else {
             i++;
@@ -222,6 +251,14 @@ void pool_discard(const struct key *k, const SSL_SESSION *sess)
     pthread_mutex_lock(&lock);
     if (!is_disowned(digest))
         disowned[disowned_next++ % DISOWNED] = digest;
+    for (unsigned i = 0; i < n_reserved;) {
+        if (reserved[i].digest == digest) {
+            free(reserved[i].st);
+            reserved[i] = reserved[--n_reserved];
+        } else {
+            i++;
+        }
+    }
     struct server *sv, *tmp;
     if (k != NULL) {
         HASH_FIND(hh, servers, k->bytes, k->len, sv);
@@ -257,12 +294,49 @@ void pool_atfork_child(void)
     generation++;
     struct server *sv, *tmp;
     HASH_ITER(hh, servers, sv, tmp) {
-        SSL_SESSION **g = realloc(graveyard, (graveyard_n + sv->n13) * sizeof *g);
-        if (g != NULL) {
-            graveyard = g;
-            for (unsigned i = 0; i < sv->n13; i++)
-                graveyard[graveyard_n++] = sv->t13[i].sess;
-        }
+        for (unsigned i = 0; i < sv->n13; i++)
+            bury(sv->t13[i]);
         sv->n13 = 0;
+    }
+    /* Reserved tickets are the parent's to publish. */
+    for (unsigned i = 0; i < n_reserved; i++)
+        free(reserved[i].st);
+    n_reserved = 0;
+}
+
+void pool_reserve(const struct key *k, struct pooled p, unsigned gen)
+{
+    struct stored *st = store_on() ? store_encode(k, &p) : NULL;
+    uint64_t digest = ticket_digest(p.sess);
+    pooled_free(&p);
+    if (st == NULL)
+        return;
+    pthread_mutex_lock(&lock);
+    if (gen != generation || is_disowned(digest)) {
+        pthread_mutex_unlock(&lock);
+        free(st);
+        return;
+    }
+    if (n_reserved == RESERVED) {
+        free(reserved[0].st);
+        memmove(&reserved[0], &reserved[1], (RESERVED - 1) * sizeof *reserved);
+        n_reserved--;
+    }
+    reserved[n_reserved++] = (struct reserved){digest, st};
+    pthread_mutex_unlock(&lock);
+}
+
+void pool_flush(void)
+{
+    struct reserved r[RESERVED];
+    pthread_mutex_lock(&lock);
+    unsigned n = n_reserved;
+    memcpy(r, reserved, n * sizeof *r);
+    n_reserved = 0;
+    pthread_mutex_unlock(&lock);
+    for (unsigned i = 0; i < n; i++) {
+        store_write(r[i].st);
+        stat_add(ST_TICKETS);
+        free(r[i].st);
     }
 }

@@ -3,6 +3,16 @@
 
 #include "shim.h"
 
+void pooled_free(struct pooled *p)
+{
+    if (p->sess != NULL)
+        R(SSL_SESSION_free)(p->sess);
+    if (p->chain != NULL)
+        R(OPENSSL_sk_pop_free)((OPENSSL_STACK *)p->chain, (OPENSSL_sk_freefunc)ossl_X509_free);
+    p->sess = NULL;
+    p->chain = NULL;
+}
+
 bool session_is_tls13(const SSL_SESSION *sess)
 {
     /* Equality: DTLS version numbers count down from 0xFEFF. */

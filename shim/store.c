@@ -1,0 +1,572 @@
+/* The cross-process store (RESUMESHIM_STORE=DIR): every process of the
+ * user offers tickets that earlier ones earned.
+ *
+ * DIR/lock   flock(2) held around every read-modify-write, so a TLS 1.3
+ *            ticket one process takes is gone for all;
+ * DIR/salt   the salt that names the entries, so no file lists a host;
+ * DIR/s-HEX  one file per server and client configuration (record.c);
+ * DIR/tmp    the next version of an entry, renamed over it: a process killed
+ *            while writing leaves the old file whole.
+ *
+ * Nothing is kept open between calls: a descriptor held for the program's
+ * lifetime could be closed, or renumbered, by the program itself. The lock
+ * is waited for a bounded time; past it the connection simply does a full
+ * handshake. The host's errno is preserved across every call. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "shim.h"
+#include "store.h"
+
+#define FILE_MAX (RECORDS_MAX * RECORD_MAX_LINE + 256)
+#define LOCK_WAIT_US 250000
+
+static char *dir; /* absolute; NULL: sessions stay in memory */
+
+struct stored {
+    char salt[HEX_LEN + 1];   /* what the names below were made with */
+    char name[HEX_LEN + 3];   /* s-HEX */
+    char server[HEX_LEN + 1];
+    bool tls13;
+    int64_t expires;
+    size_t len;
+    char line[];              /* the record, as record_line wrote it */
+};
+
+/* One warning per process: a store refused once is refused every time. */
+static void refuse(const char *what, const struct stat *st)
+{
+    static int warned;
+    if (__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+        return;
+    if (st != NULL)
+        LOG(LOG_WARN,
+            "RESUMESHIM_STORE: %s %s is not private (owner uid %ld, mode %03o; want uid %ld, "
+            "not writable by others); keeping sessions in memory only",
+            what, dir, (long)st->st_uid, (unsigned)(st->st_mode & 0777), (long)geteuid());
+    else
+        LOG(LOG_WARN, "RESUMESHIM_STORE: cannot use %s in %s (%s); keeping sessions in memory only",
+            what, dir, strerror(errno));
+}
+
+static bool private_dir(const struct stat *st)
+{
+    return S_ISDIR(st->st_mode) && st->st_uid == geteuid() && !(st->st_mode & 022);
+}
+
+static bool private_file(const struct stat *st)
+{
+    return S_ISREG(st->st_mode) && st->st_uid == geteuid() && !(st->st_mode & 077);
+}
+
+static int open_dir(void)
+{
+    struct stat st;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        refuse("directory", NULL);
+        return -1;
+    }
+    if (fstat(fd, &st) != 0 || !private_dir(&st)) {
+        refuse("directory", &st);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Opens a file of the store, refusing one that others could have written
+ * or read: it holds secrets, and a planted one could hold anything. */
+static int open_file(int dfd, const char *name, int flags)
+{
+    struct stat st;
+    int fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        if (errno != ENOENT)
+            refuse(name, NULL);
+        return -1;
+    }
+    if (fstat(fd, &st) != 0 || !private_file(&st)) {
+        refuse(name, &st);
+        close(fd);
+        errno = EPERM;
+        return -1;
+    }
+    return fd;
+}
+
+static int lock_store(int dfd)
+{
+    int fd = open_file(dfd, "lock", O_RDWR | O_CREAT);
+    long waited = 0, pause = 20;
+    while (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        if ((errno != EWOULDBLOCK && errno != EINTR) || waited >= LOCK_WAIT_US) {
+            LOG(LOG_INFO, "store busy; this connection does without it");
+            close(fd);
+            return -1;
+        }
+        struct timespec ts = {0, pause * 1000};
+        nanosleep(&ts, NULL);
+        waited += pause;
+        pause = pause < 2000 ? pause * 2 : pause;
+    }
+    return fd;
+}
+
+/* Opens the store and takes its lock: *dfd and the returned descriptor
+ * are both to be closed, the lock going with the second. */
+static int lock_open(int *dfd)
+{
+    *dfd = open_dir();
+    return *dfd >= 0 ? lock_store(*dfd) : -1;
+}
+
+static void unlock_close(int dfd, int lfd)
+{
+    if (lfd >= 0)
+        close(lfd);
+    if (dfd >= 0)
+        close(dfd);
+}
+
+static char *read_all(int fd, size_t *len)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size > FILE_MAX)
+        return NULL;
+    char *buf = malloc((size_t)st.st_size + 1);
+    size_t got = 0;
+    while (buf != NULL && got < (size_t)st.st_size) {
+        ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    *len = got;
+    return buf;
+}
+
+/* Replaces name with the given contents, or removes it when there are none. */
+static bool replace(int dfd, const char *name, const char *buf, size_t len)
+{
+    if (len == 0)
+        return unlinkat(dfd, name, 0) == 0 || errno == ENOENT;
+    int fd = open_file(dfd, "tmp", O_WRONLY | O_CREAT | O_TRUNC);
+    if (fd < 0)
+        return false;
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = write(fd, buf + done, len - done);
+        if (n <= 0)
+            break;
+        done += (size_t)n;
+    }
+    bool ok = close(fd) == 0 && done == len;
+    return ok && renameat(dfd, "tmp", dfd, name) == 0;
+}
+
+static void to_hex(const unsigned char *md, char *out)
+{
+    for (int i = 0; i < 32; i++)
+        snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+/* SHA-256 of the salt, a newline and the data, in hex. */
+static bool salted(const char salt[HEX_LEN + 1], const void *data, size_t len, char out[HEX_LEN + 1])
+{
+    unsigned char buf[HEX_LEN + 1 + KEY_MAX + 300], md[32];
+    if (len > sizeof buf - HEX_LEN - 1)
+        return false;
+    memcpy(buf, salt, HEX_LEN);
+    buf[HEX_LEN] = '\n';
+    memcpy(buf + HEX_LEN + 1, data, len);
+    if (R(EVP_Digest)(buf, HEX_LEN + 1 + len, md, NULL, R(EVP_sha256)(), NULL) != 1)
+        return false;
+    to_hex(md, out);
+    return true;
+}
+
+static bool parse_salt(const char *buf, size_t len, char salt[HEX_LEN + 1])
+{
+    static const char magic[] = STORE_MAGIC " ";
+    size_t ml = sizeof magic - 1;
+    if (len != ml + HEX_LEN + 1 || memcmp(buf, magic, ml) != 0 || buf[len - 1] != '\n')
+        return false;
+    for (size_t i = ml; i < ml + HEX_LEN; i++)
+        if (!((buf[i] >= '0' && buf[i] <= '9') || (buf[i] >= 'a' && buf[i] <= 'f')))
+            return false;
+    memcpy(salt, buf + ml, HEX_LEN);
+    salt[HEX_LEN] = '\0';
+    return true;
+}
+
+/* Entries named under another salt can never be found again. */
+static void remove_entries(int dfd)
+{
+    int fd = dup(dfd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (d == NULL) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (strncmp(e->d_name, "s-", 2) == 0)
+            unlinkat(dfd, e->d_name, 0);
+    closedir(d);
+}
+
+/* The store's salt, made on first use (the lock is held). A missing or
+ * damaged salt file starts the store afresh. */
+static bool get_salt(int dfd, bool create, char salt[HEX_LEN + 1])
+{
+    char buf[128];
+    ssize_t n = -1;
+    int fd = open_file(dfd, "salt", O_RDONLY);
+    if (fd >= 0) {
+        n = read(fd, buf, sizeof buf);
+        close(fd);
+    } else if (errno != ENOENT) {
+        return false;
+    }
+    if (n > 0 && parse_salt(buf, (size_t)n, salt))
+        return true;
+    if (!create)
+        return false;
+    unsigned char rnd[32];
+    if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+        return false;
+    to_hex(rnd, salt);
+    int len = snprintf(buf, sizeof buf, "%s %s\n", STORE_MAGIC, salt);
+    remove_entries(dfd);
+    return replace(dfd, "salt", buf, (size_t)len);
+}
+
+/* Names the entry for a key: its file and the server it is for. */
+static bool name_entry(int dfd, const struct key *k, struct stored *st)
+{
+    char hex[HEX_LEN + 1];
+    if (!get_salt(dfd, true, st->salt) || !salted(st->salt, k->bytes, k->len, hex) ||
+        !salted(st->salt, k->server, strlen(k->server), st->server))
+        return false;
+    snprintf(st->name, sizeof st->name, "s-%s", hex);
+    return true;
+}
+
+/* Makes room for one more server: drops the least recently used entries
+ * beyond the limit. Runs only when an entry is created. */
+static void evict(int dfd)
+{
+    int fd = dup(dfd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (d == NULL) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    for (;;) {
+        long count = 0;
+        char oldest[NAME_MAX + 1] = "";
+        struct timespec when = {0, 0};
+        struct dirent *e;
+        rewinddir(d);
+        while ((e = readdir(d)) != NULL) {
+            struct stat st;
+            if (strncmp(e->d_name, "s-", 2) != 0 ||
+                fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+                continue;
+            count++;
+            if (oldest[0] == '\0' || st.st_mtim.tv_sec < when.tv_sec ||
+                (st.st_mtim.tv_sec == when.tv_sec && st.st_mtim.tv_nsec < when.tv_nsec)) {
+                when = st.st_mtim;
+                snprintf(oldest, sizeof oldest, "%s", e->d_name);
+            }
+        }
+        if (count < cfg.max_hosts || unlinkat(dfd, oldest, 0) != 0)
+            break;
+        stat_add(ST_EVICTED);
+    }
+    closedir(d);
+}
+
+static bool alive(const struct record *r, time_t now)
+{
+    return now < r->expires && r->expires - r->born <= MAX_LIFETIME;
+}
+
+/* The entry's records, or none when it is missing, damaged, foreign, or
+ * for another server (a hash collision would be needed, but the check is
+ * free). -1: there is no entry; -2: it is refused. *buf holds the text
+ * the records point into. */
+static int load(int dfd, const struct stored *st, char **buf, struct record *recs)
+{
+    size_t len = 0;
+    *buf = NULL;
+    int fd = open_file(dfd, st->name, O_RDONLY);
+    if (fd < 0)
+        return errno == ENOENT ? -1 : -2;
+    *buf = read_all(fd, &len);
+    close(fd);
+    char server[HEX_LEN + 1];
+    int n = *buf != NULL ? record_parse(*buf, len, server, recs, RECORDS_MAX) : -1;
+    if (n < 0 || strcmp(server, st->server) != 0) {
+        LOG(LOG_DEBUG, "store entry %.12s is unreadable; rebuilding it", st->name + 2);
+        return 0;
+    }
+    return n;
+}
+
+/* Writes the entry back with the records kept, in order. */
+static bool save(int dfd, const struct stored *st, const struct record *recs, const bool *keep,
+                 int n, const struct stored *add)
+{
+    size_t size = HEX_LEN + 64 + (add != NULL ? add->len : 0), len = 0;
+    for (int i = 0; i < n; i++)
+        size += keep[i] ? RECORD_MAX_LINE : 0;
+    char *out = malloc(size);
+    if (out == NULL)
+        return false;
+    bool any = add != NULL;
+    len = record_header(out, st->server);
+    if (add != NULL && add->tls13) {
+        memcpy(out + len, add->line, add->len);
+        len += add->len;
+    }
+    for (int i = 0; i < n; i++)
+        if (keep[i]) {
+            len += record_line(out + len, &recs[i]);
+            any = true;
+        }
+    if (add != NULL && !add->tls13) {
+        memcpy(out + len, add->line, add->len);
+        len += add->len;
+    }
+    bool ok = replace(dfd, st->name, out, any ? len : 0);
+    free(out);
+    return ok;
+}
+
+static bool write_locked(int dfd, const struct stored *st, time_t now)
+{
+    struct record recs[RECORDS_MAX];
+    bool keep[RECORDS_MAX];
+    char *buf;
+    int n = load(dfd, st, &buf, recs);
+    if (n == -2)
+        return false;
+    if (n == -1) {
+        evict(dfd);
+        n = 0;
+    }
+    int t13 = st->tls13 ? 1 : 0;
+    for (int i = 0; i < n; i++) {
+        keep[i] = alive(&recs[i], now);
+        if (!keep[i])
+            stat_add(ST_EXPIRED);
+        else if (recs[i].tls13 && t13 == cfg.pool_size)
+            keep[i] = false; /* the oldest go first */
+        else if (!recs[i].tls13 && !st->tls13)
+            keep[i] = false; /* one TLS 1.2 session, the newest */
+        t13 += keep[i] && recs[i].tls13;
+    }
+    bool ok = save(dfd, st, recs, keep, n, st);
+    free(buf);
+    return ok;
+}
+
+static STACK_OF(X509) *decode_chain(const struct record *r)
+{
+    if (r->chain_len == 0)
+        return NULL;
+    unsigned char *der = malloc(r->chain_len);
+    size_t len;
+    STACK_OF(X509) *chain = NULL;
+    if (der != NULL && b64_decode(r->chain, r->chain_len, der, &len)) {
+        chain = (STACK_OF(X509) *)R(OPENSSL_sk_new_null)();
+        const unsigned char *p = der;
+        while (chain != NULL && p < der + len) {
+            X509 *x = R(d2i_X509)(NULL, &p, (long)(der + len - p));
+            if (x == NULL || R(OPENSSL_sk_push)((OPENSSL_STACK *)chain, x) == 0) {
+                R(X509_free)(x);
+                pooled_free(&(struct pooled){.chain = chain});
+                chain = NULL;
+            }
+        }
+    }
+    free(der);
+    return chain;
+}
+
+static bool decode(const struct record *r, struct pooled *out)
+{
+    unsigned char *der = malloc(r->sess_len);
+    size_t len;
+    const unsigned char *p = der;
+    out->sess = der != NULL && b64_decode(r->sess, r->sess_len, der, &len)
+                    ? R(d2i_SSL_SESSION)(NULL, &p, (long)len)
+                    : NULL;
+    free(der);
+    if (out->sess == NULL || session_is_tls13(out->sess) != r->tls13 ||
+        !R(SSL_SESSION_is_resumable)(out->sess)) {
+        pooled_free(out);
+        return false;
+    }
+    out->born = r->born;
+    out->expires = r->expires;
+    out->chain = decode_chain(r);
+    out->app = false;
+    return true;
+}
+
+void store_take(const struct key *k, time_t now, struct pooled *out)
+{
+    int saved = errno, dfd;
+    out->sess = NULL;
+    struct stored st;
+    int lfd = lock_open(&dfd);
+    if (lfd >= 0 && name_entry(dfd, k, &st)) {
+        struct record recs[RECORDS_MAX];
+        bool keep[RECORDS_MAX];
+        char *buf;
+        int n = load(dfd, &st, &buf, recs);
+        bool changed = n == 0 && buf != NULL;
+        for (int i = 0; i < n; i++) {
+            keep[i] = alive(&recs[i], now);
+            if (!keep[i])
+                stat_add(ST_EXPIRED);
+            /* A TLS 1.3 ticket leaves the store when taken; a TLS 1.2
+             * session stays for others. One that cannot be decoded goes. */
+                if (keep[i] && out->sess == NULL)
+                keep[i] = decode(&recs[i], out) && !recs[i].tls13;
+            changed |= !keep[i];
+        }
+        if (changed)
+            save(dfd, &st, recs, keep, n > 0 ? n : 0, NULL);
+        free(buf);
+    }
+    unlock_close(dfd, lfd);
+    errno = saved;
+}
+
+static struct stored *encode(const struct pooled *p)
+{
+    int slen = R(i2d_SSL_SESSION)(p->sess, NULL);
+    size_t clen = 0;
+    int nc = p->chain != NULL ? R(OPENSSL_sk_num)((const OPENSSL_STACK *)p->chain) : 0;
+    for (int i = 0; i < nc; i++) {
+        int l = R(i2d_X509)(R(OPENSSL_sk_value)((const OPENSSL_STACK *)p->chain, i), NULL);
+        clen += l > 0 ? (size_t)l : 0;
+    }
+    if (slen <= 0 || (size_t)slen > RECORD_MAX_B64 / 4 * 3 || clen > RECORD_MAX_B64 / 4 * 3)
+        nc = 0, clen = 0; /* a chain too big to keep: the session alone */
+    if (slen <= 0 || (size_t)slen > RECORD_MAX_B64 / 4 * 3)
+        return NULL;
+    struct stored *st = malloc(sizeof *st + RECORD_MAX_LINE);
+    unsigned char *der = malloc((size_t)slen > clen ? (size_t)slen : clen);
+    char *b64 = malloc(2 * RECORD_MAX_B64);
+    if (st == NULL || der == NULL || b64 == NULL) {
+        free(st), free(der), free(b64);
+        return NULL;
+    }
+    unsigned char *q = der;
+    R(i2d_SSL_SESSION)(p->sess, &q);
+    struct record r = {.tls13 = session_is_tls13(p->sess), .born = p->born, .expires = p->expires,
+                       .sess = b64, .chain = b64 + RECORD_MAX_B64};
+    r.sess_len = b64_encode(der, (size_t)slen, b64);
+    q = der;
+    for (int i = 0; i < nc; i++)
+        R(i2d_X509)(R(OPENSSL_sk_value)((const OPENSSL_STACK *)p->chain, i), &q);
+    r.chain_len = b64_encode(der, (size_t)(q - der), b64 + RECORD_MAX_B64);
+    st->tls13 = r.tls13;
+    st->expires = r.expires;
+    st->len = record_line(st->line, &r);
+    free(der);
+    free(b64);
+    return st;
+}
+
+bool store_put(const struct key *k, const struct pooled *p)
+{
+    int saved = errno, dfd;
+    bool ok = false;
+    struct stored *st = encode(p);
+    int lfd = st != NULL ? lock_open(&dfd) : (dfd = -1);
+    if (lfd >= 0)
+        ok = name_entry(dfd, k, st) && write_locked(dfd, st, time(NULL));
+    unlock_close(dfd, lfd);
+    free(st);
+    errno = saved;
+    return ok;
+}
+
+struct stored *store_encode(const struct key *k, const struct pooled *p)
+{
+    int saved = errno, dfd;
+    struct stored *st = encode(p);
+    int lfd = st != NULL ? lock_open(&dfd) : (dfd = -1);
+    if (st != NULL && (lfd < 0 || !name_entry(dfd, k, st))) {
+        free(st);
+        st = NULL;
+    }
+    unlock_close(dfd, lfd);
+    errno = saved;
+    return st;
+}
+
+/* Runs at exit, perhaps after OpenSSL has been cleaned up: everything that
+ * needed OpenSSL was done by store_encode. */
+void store_write(const struct stored *st)
+{
+    int saved = errno, dfd;
+    char salt[HEX_LEN + 1];
+    int lfd = lock_open(&dfd);
+    if (lfd >= 0 && get_salt(dfd, false, salt) && strcmp(salt, st->salt) == 0)
+        write_locked(dfd, st, time(NULL));
+    unlock_close(dfd, lfd);
+    errno = saved;
+}
+
+bool store_on(void)
+{
+    return dir != NULL;
+}
+
+/* A relative directory is taken from where the program started: it may
+ * change its working directory later. */
+void store_init(const char *path)
+{
+    if (path == NULL || *path == '\0')
+        return;
+    char cwd[PATH_MAX];
+    if (path[0] == '/')
+        dir = strdup(path);
+    else if (getcwd(cwd, sizeof cwd) != NULL && (dir = malloc(strlen(cwd) + strlen(path) + 2)))
+        sprintf(dir, "%s/%s", cwd, path);
+    if (dir == NULL)
+        return;
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        refuse("directory", NULL);
+        free(dir);
+        dir = NULL;
+        return;
+    }
+    int fd = open_dir();
+    if (fd < 0) {
+        free(dir);
+        dir = NULL;
+        return;
+    }
+    close(fd);
+    LOG(LOG_INFO, "sessions shared through the store in %s", dir);
+}
