@@ -14,14 +14,19 @@ MX="$BATS_FILE_TMPDIR"
 ALL_SERVERS="nginx13 nginx12 nginx-stateful13 nginx-stateful12 nginx-none13 nginx-none12
              s_server13 s_server12 gnutls13 gnutls12 haproxy13 haproxy12"
 
-# One nginx, six server blocks.
+# mx_nginx [NAME...]: one nginx, two server blocks (TLS 1.3, TLS 1.2) for
+# each NAME (default: nginx nginx-stateful nginx-none). nginx-close is
+# nginx closing every connection after one request (keepalive_timeout 0),
+# so that a load generator has to reconnect.
 mx_nginx() {
-    local blocks="" name v proto extra
-    for name in nginx nginx-stateful nginx-none; do
+    local blocks="" name v proto extra names=("$@")
+    [ $# -gt 0 ] || names=(nginx nginx-stateful nginx-none)
+    for name in "${names[@]}"; do
         case $name in
             nginx) extra="ssl_session_tickets on;" ;;
             nginx-stateful) extra="ssl_session_tickets off; ssl_session_cache shared:mx:1m;" ;;
             nginx-none) extra="ssl_session_tickets off; ssl_session_cache off;" ;;
+            nginx-close) extra="ssl_session_tickets on; keepalive_timeout 0;" ;;
         esac
         for v in 13 12; do
             proto="TLSv1.${v#1}"
@@ -130,7 +135,7 @@ CONF
 }
 
 mx_start_all() {
-    mx_nginx
+    mx_nginx nginx nginx-stateful nginx-none
     mx_s_server
     mx_gnutls
     mx_haproxy
@@ -177,8 +182,8 @@ srv_log() {
 # srv_count NAME: "RESUMED CONNECTIONS" as the server logged them. Servers
 # log after answering: wait (up to 2 s) for the log to stop growing.
 srv_count() {
-    local prev=-1 n i log
-    for i in $(seq 20); do
+    local prev=-1 n _ log
+    for _ in $(seq 20); do
         n=$(srv_log "$1" | wc -c)
         [ "$n" = "$prev" ] && break
         prev=$n
