@@ -1,16 +1,22 @@
 # libresumeshim: `make` builds the library, `make test` runs the suite,
 # `make demo` shows it at work. Both install missing Debian packages.
+# `make install` (PREFIX, DESTDIR) installs the library, the resumeshim
+# command and its manual page; `make uninstall` removes them.
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -Wall -Wextra -Werror -fPIC -fvisibility=hidden -D_GNU_SOURCE -Iinclude
 LDFLAGS += -shared -Wl,-z,defs -Wl,--version-script=build/shim.map
 LDLIBS  += -ldl -lpthread
 PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+LIBDIR  ?= $(PREFIX)/lib
+MANDIR  ?= $(PREFIX)/share/man
+VERSION := $(shell sed -n 's/^version=//p' scripts/resumeshim)
 
 SRCS := $(wildcard shim/*.c)
 OBJS := $(SRCS:shim/%.c=build/%.o)
 HDRS := $(wildcard include/*.h include/*.def)
-TESTBIN := tests/bin/client tests/bin/pskserver
+TESTBIN := tests/bin/client tests/bin/pskserver tests/bin/fuzzstore
 
 all: libresumeshim.so
 
@@ -41,6 +47,11 @@ tests/bin/client-static: tests/client.c | build
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -static -Wl,--no-warnings \
 	    -o $@ $< -lssl -lcrypto -lpthread
 
+# The store's file reader alone, under the sanitizers, for fuzzing.
+tests/bin/fuzzstore: tests/fuzzstore.c shim/record.c include/store.h | build
+	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -Iinclude $(SAN) -o $@ \
+	    tests/fuzzstore.c shim/record.c
+
 test-programs: $(TESTBIN) tests/bin/client-static
 
 # The same suite with the shim built under AddressSanitizer and
@@ -66,7 +77,21 @@ test: deps all test-programs
 demo: deps all test-programs
 	examples/demo
 
+# The command learns where the library went, the manual page its version;
+# made afresh each time, since they depend on the variables of this run.
+install: libresumeshim.so | build
+	sed "s|^libdir=.*|libdir='$(LIBDIR)'|" scripts/resumeshim > build/resumeshim
+	sed 's/@VERSION@/$(VERSION)/' scripts/resumeshim.1 > build/resumeshim.1
+	install -d "$(DESTDIR)$(LIBDIR)" "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(MANDIR)/man1"
+	install -m 644 libresumeshim.so "$(DESTDIR)$(LIBDIR)/libresumeshim.so"
+	install -m 755 build/resumeshim "$(DESTDIR)$(BINDIR)/resumeshim"
+	install -m 644 build/resumeshim.1 "$(DESTDIR)$(MANDIR)/man1/resumeshim.1"
+
+uninstall:
+	rm -f "$(DESTDIR)$(LIBDIR)/libresumeshim.so" "$(DESTDIR)$(BINDIR)/resumeshim" \
+	      "$(DESTDIR)$(MANDIR)/man1/resumeshim.1"
+
 clean:
 	rm -rf build tests/bin libresumeshim.so
 
-.PHONY: all deps test test-asan test-programs demo clean
+.PHONY: all deps test test-asan test-programs demo install uninstall clean

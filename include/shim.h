@@ -129,9 +129,25 @@ bool reverify_session(SSL *s, const struct recorded *ctx_rec, SSL_SESSION *sess,
 
 /* pool.c: per-server sessions. Every function takes and releases the pool
  * mutex itself and frees sessions only after releasing it. */
+/* The peer chain verified by the full handshake behind a session: OpenSSL
+ * keeps it in a live session but not in a serialized one. As objects (from
+ * a handshake), or as DER (from the store), decoded only when asked for:
+ * decoding a certificate costs more than the rest of a resumption. */
+struct chain {
+    STACK_OF(X509) *certs;
+    unsigned char *der;
+    size_t der_len;
+};
+void chain_free(struct chain *c);
+struct chain chain_copy(const struct chain *c);
+STACK_OF(X509) *chain_certs(struct chain *c);
+/* The DER of every certificate, one after another (malloc'd; NULL, 0 for
+ * none or on failure). */
+unsigned char *chain_encode(const struct chain *c, size_t *len);
+
 struct pooled {
     SSL_SESSION *sess;      /* a reference the holder owns */
-    STACK_OF(X509) *chain;  /* the verified peer chain, or NULL; owned too */
+    struct chain chain;     /* owned too */
     time_t born;            /* the full handshake that verified the server */
     time_t expires;         /* never offered at or after this moment */
     bool app;               /* a TLS 1.3 ticket the application keeps */
@@ -166,7 +182,11 @@ struct stored;
 void store_init(const char *dir);
 bool store_on(void);
 void store_take(const struct key *k, time_t now, struct pooled *out);
-bool store_put(const struct key *k, const struct pooled *p);
+/* True when stored: the store then owns p's references. */
+bool store_put(const struct key *k, struct pooled *p);
+void store_atfork_prepare(void);
+void store_atfork_parent(void);
+void store_atfork_child(void);
 /* A session encoded and named now, to be written later by store_write,
  * which calls no OpenSSL function (it may run after OpenSSL's cleanup). */
 struct stored *store_encode(const struct key *k, const struct pooled *p);

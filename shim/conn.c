@@ -19,8 +19,8 @@
 struct conn {
     struct key key;
     SSL_SESSION *offered;   /* our reference to what we set, until done */
-    STACK_OF(X509) *offered_chain;
-    STACK_OF(X509) *chain;  /* the verified peer chain, from done on */
+    struct chain offered_chain;
+    struct chain chain;     /* the verified peer chain, from done on */
     time_t offered_born;
     time_t born;            /* the verifying full handshake behind this one */
     unsigned gen;           /* fork generation at begin */
@@ -41,12 +41,6 @@ static void drop_latest(struct conn *c)
     pooled_free(&c->latest);
 }
 
-static void free_chain(STACK_OF(X509) **chain)
-{
-    pooled_free(&(struct pooled){.chain = *chain});
-    *chain = NULL;
-}
-
 static void release(struct conn *c)
 {
     drop_latest(c);
@@ -58,8 +52,8 @@ static void release(struct conn *c)
     if (c->offered != NULL)
         R(SSL_SESSION_free)(c->offered);
     c->offered = NULL;
-    free_chain(&c->offered_chain);
-    free_chain(&c->chain);
+    chain_free(&c->offered_chain);
+    chain_free(&c->chain);
 }
 
 /* Every session the connection keeps came through conn_session, which
@@ -191,13 +185,13 @@ static void offer(struct conn *c, SSL *s)
         give = R(SSL_SESSION_dup)(p.sess);
         R(SSL_SESSION_free)(p.sess);
         if (give == NULL) {
-            free_chain(&p.chain);
+            chain_free(&p.chain);
             return;
         }
     }
     if (R(SSL_set_session)(s, give) != 1) {
         R(SSL_SESSION_free)(give);
-        free_chain(&p.chain);
+        chain_free(&p.chain);
         return;
     }
     c->offered = give;
@@ -242,8 +236,8 @@ static void stamp(struct conn *c, SSL *s, struct pooled *p)
 {
     p->born = c->born;
     p->expires = session_expiry(p->sess, p->born, R(SSL_get_certificate)(s));
-    if (p->chain == NULL && c->chain != NULL)
-        p->chain = R(X509_chain_up_ref)(c->chain);
+    if (p->chain.certs == NULL && p->chain.der == NULL)
+        p->chain = chain_copy(&c->chain);
 }
 
 static void publish_now(struct conn *c, SSL *s, struct pooled p)
@@ -287,11 +281,11 @@ static void handshake_done(struct conn *c, SSL *s)
     }
     /* A session restored from the store has the leaf but not the chain. */
     STACK_OF(X509) *chain = ossl_SSL_get_peer_cert_chain(s);
-    if (chain != NULL || !reused)
-        c->chain = chain != NULL ? R(X509_chain_up_ref)(chain) : NULL;
-    else
-        c->chain = c->offered_chain, c->offered_chain = NULL;
-    free_chain(&c->offered_chain);
+    if (chain != NULL)
+        c->chain.certs = R(X509_chain_up_ref)(chain);
+    else if (reused)
+        c->chain = c->offered_chain, c->offered_chain = (struct chain){0};
+    chain_free(&c->offered_chain);
 }
 
 static void notice_done(struct conn *c, SSL *s)
@@ -424,5 +418,5 @@ void conn_app_took(SSL *s, SSL_SESSION *sess)
 STACK_OF(X509) *conn_peer_chain(const SSL *s)
 {
     struct conn *c = get((SSL *)s);
-    return c != NULL && c->done ? c->chain : NULL;
+    return c != NULL && c->done ? chain_certs(&c->chain) : NULL;
 }

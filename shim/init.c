@@ -23,16 +23,19 @@ static void prepare(void)
 {
     key_atfork_prepare();
     pool_atfork_prepare();
+    store_atfork_prepare();
 }
 
 static void parent(void)
 {
+    store_atfork_parent();
     pool_atfork_parent();
     key_atfork_parent();
 }
 
 static void child(void)
 {
+    store_atfork_child();
     pool_atfork_child();
     key_atfork_child();
     stats_reset();

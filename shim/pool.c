@@ -181,11 +181,10 @@ void pool_take(const struct key *k, time_t now, struct pooled *out)
         if (usable(&sv->t12, now)) {
             *out = sv->t12;
             R(SSL_SESSION_up_ref)(out->sess);
-            out->chain = NULL; /* the pool's; a copy's chain is not needed */
+            out->chain = chain_copy(&sv->t12.chain);
         } else {
             drop(&d, sv->t12, ST_EXPIRED);
-            sv->t12.sess = NULL;
-            sv->t12.chain = NULL;
+            sv->t12 = (struct pooled){0};
         }
     }
     unlock_and_free(&d);

@@ -35,8 +35,13 @@ size_t b64_encode(const unsigned char *in, size_t len, char *out)
 
 static int b64_value(char c)
 {
-    const char *p = c != '\0' ? strchr(b64, c) : NULL;
-    return p != NULL ? (int)(p - b64) : -1;
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    return c == '+' ? 62 : c == '/' ? 63 : -1;
 }
 
 bool b64_decode(const char *in, size_t len, unsigned char *out, size_t *outlen)
@@ -80,7 +85,7 @@ static bool field(const char **p, const char *end, const char **start, size_t *l
 
 static bool number(const char *s, size_t len, int64_t *v)
 {
-    if (len == 0 || len > 18)
+    if (len == 0 || len > 18 || (s[0] == '0' && len > 1))
         return false;
     *v = 0;
     for (size_t i = 0; i < len; i++) {

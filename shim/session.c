@@ -1,16 +1,80 @@
 /* What the shim reads off a session to decide whether it may be offered. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "shim.h"
+
+void chain_free(struct chain *c)
+{
+    if (c->certs != NULL)
+        R(OPENSSL_sk_pop_free)((OPENSSL_STACK *)c->certs, (OPENSSL_sk_freefunc)ossl_X509_free);
+    free(c->der);
+    *c = (struct chain){0};
+}
+
+struct chain chain_copy(const struct chain *c)
+{
+    struct chain copy = {0};
+    if (c->certs != NULL)
+        copy.certs = R(X509_chain_up_ref)(c->certs);
+    else if (c->der != NULL && (copy.der = malloc(c->der_len)) != NULL) {
+        memcpy(copy.der, c->der, c->der_len);
+        copy.der_len = c->der_len;
+    }
+    return copy;
+}
+
+STACK_OF(X509) *chain_certs(struct chain *c)
+{
+    const unsigned char *p = c->der, *end = c->der + c->der_len;
+    if (c->certs != NULL || c->der == NULL)
+        return c->certs;
+    OPENSSL_STACK *certs = R(OPENSSL_sk_new_null)();
+    while (certs != NULL && p < end) {
+        X509 *x = R(d2i_X509)(NULL, &p, (long)(end - p));
+        if (x == NULL || R(OPENSSL_sk_push)(certs, x) == 0) {
+            R(X509_free)(x);
+            R(OPENSSL_sk_pop_free)(certs, (OPENSSL_sk_freefunc)ossl_X509_free);
+            certs = NULL;
+        }
+    }
+    free(c->der);
+    c->der = NULL;
+    c->der_len = 0;
+    c->certs = (STACK_OF(X509) *)certs;
+    return c->certs;
+}
+
+unsigned char *chain_encode(const struct chain *c, size_t *len)
+{
+    *len = 0;
+    if (c->certs == NULL) {
+        struct chain copy = chain_copy(c);
+        *len = copy.der_len;
+        return copy.der;
+    }
+    const OPENSSL_STACK *sk = (const OPENSSL_STACK *)c->certs;
+    int n = R(OPENSSL_sk_num)(sk);
+    size_t total = 0;
+    for (int i = 0; i < n; i++) {
+        int l = R(i2d_X509)(R(OPENSSL_sk_value)(sk, i), NULL);
+        if (l <= 0)
+            return NULL;
+        total += (size_t)l;
+    }
+    unsigned char *der = total > 0 ? malloc(total) : NULL, *q = der;
+    for (int i = 0; der != NULL && i < n; i++)
+        R(i2d_X509)(R(OPENSSL_sk_value)(sk, i), &q);
+    *len = der != NULL ? total : 0;
+    return der;
+}
 
 void pooled_free(struct pooled *p)
 {
     if (p->sess != NULL)
         R(SSL_SESSION_free)(p->sess);
-    if (p->chain != NULL)
-        R(OPENSSL_sk_pop_free)((OPENSSL_STACK *)p->chain, (OPENSSL_sk_freefunc)ossl_X509_free);
     p->sess = NULL;
-    p->chain = NULL;
+    chain_free(&p->chain);
 }
 
 bool session_is_tls13(const SSL_SESSION *sess)

@@ -39,6 +39,7 @@ struct stored {
     char server[HEX_LEN + 1];
     bool tls13;
     int64_t expires;
+    uint64_t id;              /* of the session's text, see mirror */
     size_t len;
     char line[];              /* the record, as record_line wrote it */
 };
@@ -51,12 +52,12 @@ static void refuse(const char *what, const struct stat *st)
         return;
     if (st != NULL)
         LOG(LOG_WARN,
-            "RESUMESHIM_STORE: %s %s is not private (owner uid %ld, mode %03o; want uid %ld, "
+            "RESUMESHIM_STORE: %s%s%s is not private (owner uid %ld, mode %03o; want uid %ld, "
             "not writable by others); keeping sessions in memory only",
-            what, dir, (long)st->st_uid, (unsigned)(st->st_mode & 0777), (long)geteuid());
+            dir, what != NULL ? "/" : "", what != NULL ? what : "", (long)st->st_uid, (unsigned)(st->st_mode & 0777), (long)geteuid());
     else
-        LOG(LOG_WARN, "RESUMESHIM_STORE: cannot use %s in %s (%s); keeping sessions in memory only",
-            what, dir, strerror(errno));
+        LOG(LOG_WARN, "RESUMESHIM_STORE: cannot use %s%s%s (%s); keeping sessions in memory only",
+            dir, what != NULL ? "/" : "", what != NULL ? what : "", strerror(errno));
 }
 
 static bool private_dir(const struct stat *st)
@@ -74,11 +75,11 @@ static int open_dir(void)
     struct stat st;
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
-        refuse("directory", NULL);
+        refuse(NULL, NULL);
         return -1;
     }
     if (fstat(fd, &st) != 0 || !private_dir(&st)) {
-        refuse("directory", &st);
+        refuse(NULL, &st);
         close(fd);
         return -1;
     }
@@ -161,7 +162,9 @@ static bool replace(int dfd, const char *name, const char *buf, size_t len)
 {
     if (len == 0)
         return unlinkat(dfd, name, 0) == 0 || errno == ENOENT;
-    int fd = open_file(dfd, "tmp", O_WRONLY | O_CREAT | O_TRUNC);
+    /* Whatever a killed process left as tmp is scratch: made anew. */
+    unlinkat(dfd, "tmp", 0);
+    int fd = open_file(dfd, "tmp", O_WRONLY | O_CREAT | O_EXCL);
     if (fd < 0)
         return false;
     size_t done = 0;
@@ -385,47 +388,103 @@ static bool write_locked(int dfd, const struct stored *st, time_t now)
     return ok;
 }
 
-static STACK_OF(X509) *decode_chain(const struct record *r)
+static uint64_t record_id(const char *text, size_t len)
 {
-    if (r->chain_len == 0)
-        return NULL;
-    unsigned char *der = malloc(r->chain_len);
-    size_t len;
-    STACK_OF(X509) *chain = NULL;
-    if (der != NULL && b64_decode(r->chain, r->chain_len, der, &len)) {
-        chain = (STACK_OF(X509) *)R(OPENSSL_sk_new_null)();
-        const unsigned char *p = der;
-        while (chain != NULL && p < der + len) {
-            X509 *x = R(d2i_X509)(NULL, &p, (long)(der + len - p));
-            if (x == NULL || R(OPENSSL_sk_push)((OPENSSL_STACK *)chain, x) == 0) {
-                R(X509_free)(x);
-                pooled_free(&(struct pooled){.chain = chain});
-                chain = NULL;
-            }
+    uint64_t h = 0xcbf29ce484222325u; /* FNV-1a */
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)text[i]) * 0x100000001b3u;
+    return h;
+}
+
+/* Sessions this process wrote to the store, kept decoded: when it takes
+ * one of its own back (a long-running program, or a program's next
+ * connection), it skips decoding the peer certificate, which costs more
+ * than the rest of a resumption. The store stays the only authority: an
+ * entry is used only after its record was taken from the store under the
+ * lock, so a ticket is still offered once. */
+#define MIRROR 256
+static struct mirrored {
+    uint64_t id;
+    struct pooled p;
+} mirror[MIRROR];
+static unsigned mirror_next;
+static pthread_mutex_t mirror_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void mirror_add(uint64_t id, struct pooled *p)
+{
+    pthread_mutex_lock(&mirror_lock);
+    struct mirrored *m = &mirror[mirror_next++ % MIRROR];
+    struct pooled old = m->p;
+    *m = (struct mirrored){id, *p};
+    pthread_mutex_unlock(&mirror_lock);
+    *p = (struct pooled){0};
+    pooled_free(&old);
+}
+
+/* A TLS 1.3 ticket leaves the mirror; a TLS 1.2 session stays and the
+ * caller gets its own references. */
+static bool mirror_take(uint64_t id, bool tls13, struct pooled *out)
+{
+    bool found = false;
+    pthread_mutex_lock(&mirror_lock);
+    for (unsigned i = 0; i < MIRROR && !found; i++) {
+        struct mirrored *m = &mirror[i];
+        if (m->p.sess == NULL || m->id != id)
+            continue;
+        found = true;
+        if (tls13) {
+            *out = m->p;
+            m->p = (struct pooled){0};
+        } else {
+            *out = m->p;
+            R(SSL_SESSION_up_ref)(out->sess);
+            out->chain = chain_copy(&m->p.chain);
         }
     }
-    free(der);
-    return chain;
+    pthread_mutex_unlock(&mirror_lock);
+    return found;
+}
+
+void store_atfork_prepare(void)
+{
+    pthread_mutex_lock(&mirror_lock);
+}
+
+void store_atfork_parent(void)
+{
+    pthread_mutex_unlock(&mirror_lock);
+}
+
+void store_atfork_child(void)
+{
+    pthread_mutex_init(&mirror_lock, NULL);
 }
 
 static bool decode(const struct record *r, struct pooled *out)
 {
-    unsigned char *der = malloc(r->sess_len);
-    size_t len;
+    if (mirror_take(record_id(r->sess, r->sess_len), r->tls13, out)) {
+        out->born = r->born;
+        out->expires = r->expires;
+        return true;
+    }
+    unsigned char *der = malloc(r->sess_len + r->chain_len);
+    size_t len, clen = 0;
     const unsigned char *p = der;
+    *out = (struct pooled){.born = r->born, .expires = r->expires};
     out->sess = der != NULL && b64_decode(r->sess, r->sess_len, der, &len)
                     ? R(d2i_SSL_SESSION)(NULL, &p, (long)len)
                     : NULL;
+    if (out->sess != NULL && r->chain_len > 0 &&
+        b64_decode(r->chain, r->chain_len, der, &clen) && (out->chain.der = malloc(clen)) != NULL) {
+        memcpy(out->chain.der, der, clen);
+        out->chain.der_len = clen;
+    }
     free(der);
     if (out->sess == NULL || session_is_tls13(out->sess) != r->tls13 ||
         !R(SSL_SESSION_is_resumable)(out->sess)) {
         pooled_free(out);
         return false;
     }
-    out->born = r->born;
-    out->expires = r->expires;
-    out->chain = decode_chain(r);
-    out->app = false;
     return true;
 }
 
@@ -447,7 +506,7 @@ void store_take(const struct key *k, time_t now, struct pooled *out)
                 stat_add(ST_EXPIRED);
             /* A TLS 1.3 ticket leaves the store when taken; a TLS 1.2
              * session stays for others. One that cannot be decoded goes. */
-                if (keep[i] && out->sess == NULL)
+            if (keep[i] && out->sess == NULL)
                 keep[i] = decode(&recs[i], out) && !recs[i].tls13;
             changed |= !keep[i];
         }
@@ -462,41 +521,37 @@ void store_take(const struct key *k, time_t now, struct pooled *out)
 static struct stored *encode(const struct pooled *p)
 {
     int slen = R(i2d_SSL_SESSION)(p->sess, NULL);
-    size_t clen = 0;
-    int nc = p->chain != NULL ? R(OPENSSL_sk_num)((const OPENSSL_STACK *)p->chain) : 0;
-    for (int i = 0; i < nc; i++) {
-        int l = R(i2d_X509)(R(OPENSSL_sk_value)((const OPENSSL_STACK *)p->chain, i), NULL);
-        clen += l > 0 ? (size_t)l : 0;
+    size_t clen;
+    unsigned char *chain = chain_encode(&p->chain, &clen);
+    if (clen > RECORD_MAX_B64 / 4 * 3)
+        clen = 0; /* a chain too big to keep: the session alone */
+    struct stored *st = NULL;
+    unsigned char *der = NULL;
+    char *b64 = NULL;
+    if (slen > 0 && (size_t)slen <= RECORD_MAX_B64 / 4 * 3 &&
+        (st = malloc(sizeof *st + RECORD_MAX_LINE)) != NULL &&
+        (der = malloc((size_t)slen)) != NULL && (b64 = malloc(2 * RECORD_MAX_B64)) != NULL) {
+        unsigned char *q = der;
+        R(i2d_SSL_SESSION)(p->sess, &q);
+        struct record r = {.tls13 = session_is_tls13(p->sess), .born = p->born,
+                           .expires = p->expires, .sess = b64, .chain = b64 + RECORD_MAX_B64};
+        r.sess_len = b64_encode(der, (size_t)slen, b64);
+        r.chain_len = b64_encode(chain, clen, b64 + RECORD_MAX_B64);
+        st->tls13 = r.tls13;
+        st->expires = r.expires;
+        st->id = record_id(r.sess, r.sess_len);
+        st->len = record_line(st->line, &r);
+    } else {
+        free(st);
+        st = NULL;
     }
-    if (slen <= 0 || (size_t)slen > RECORD_MAX_B64 / 4 * 3 || clen > RECORD_MAX_B64 / 4 * 3)
-        nc = 0, clen = 0; /* a chain too big to keep: the session alone */
-    if (slen <= 0 || (size_t)slen > RECORD_MAX_B64 / 4 * 3)
-        return NULL;
-    struct stored *st = malloc(sizeof *st + RECORD_MAX_LINE);
-    unsigned char *der = malloc((size_t)slen > clen ? (size_t)slen : clen);
-    char *b64 = malloc(2 * RECORD_MAX_B64);
-    if (st == NULL || der == NULL || b64 == NULL) {
-        free(st), free(der), free(b64);
-        return NULL;
-    }
-    unsigned char *q = der;
-    R(i2d_SSL_SESSION)(p->sess, &q);
-    struct record r = {.tls13 = session_is_tls13(p->sess), .born = p->born, .expires = p->expires,
-                       .sess = b64, .chain = b64 + RECORD_MAX_B64};
-    r.sess_len = b64_encode(der, (size_t)slen, b64);
-    q = der;
-    for (int i = 0; i < nc; i++)
-        R(i2d_X509)(R(OPENSSL_sk_value)((const OPENSSL_STACK *)p->chain, i), &q);
-    r.chain_len = b64_encode(der, (size_t)(q - der), b64 + RECORD_MAX_B64);
-    st->tls13 = r.tls13;
-    st->expires = r.expires;
-    st->len = record_line(st->line, &r);
+    free(chain);
     free(der);
     free(b64);
     return st;
 }
 
-bool store_put(const struct key *k, const struct pooled *p)
+bool store_put(const struct key *k, struct pooled *p)
 {
     int saved = errno, dfd;
     bool ok = false;
@@ -505,6 +560,8 @@ bool store_put(const struct key *k, const struct pooled *p)
     if (lfd >= 0)
         ok = name_entry(dfd, k, st) && write_locked(dfd, st, time(NULL));
     unlock_close(dfd, lfd);
+    if (ok)
+        mirror_add(st->id, p);
     free(st);
     errno = saved;
     return ok;
@@ -556,7 +613,7 @@ void store_init(const char *path)
     if (dir == NULL)
         return;
     if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-        refuse("directory", NULL);
+        refuse(NULL, NULL);
         free(dir);
         dir = NULL;
         return;

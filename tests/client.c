@@ -25,6 +25,11 @@
  *   --native          resume natively: keep the last session, offer it next
  *   --app-cb          set SSL_SESS_CACHE_CLIENT and a new-session callback of
  *                     its own; print how many sessions it saw
+ *   --keep            a new-session callback that keeps every session (returns
+ *                     1), as a program with its own cache; never offers them
+ *   --save F          with --keep: also write each kept session to F (DER,
+ *                     appended), as a program persisting its cache
+ *   --load F          offer the first session in F on the first connection
  *   --nodelay         set TCP_NODELAY (default: Nagle left on)
  *   --ciphers LIST    TLS 1.2 cipher list
  *   --client-cert F   send the certificate and key in PEM file F
@@ -98,6 +103,41 @@ static int port, n = 1, threads = 1, version, fresh_ctx, no_shutdown, no_read, n
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static SSL_SESSION *native_session;
 static int reused, failed, cb_sessions;
+
+static const char *save_file, *load_file;
+static int keep;
+static SSL_SESSION *kept[64];
+static int n_kept;
+
+static int keep_session(SSL *s, SSL_SESSION *sess)
+{
+    (void)s;
+    unsigned char der[16384], *p = der;
+    pthread_mutex_lock(&lock);
+    int len = save_file ? i2d_SSL_SESSION(sess, NULL) : 0;
+    FILE *f = len > 0 && len <= (int)sizeof der ? fopen(save_file, "ab") : NULL;
+    if (f != NULL) {
+        i2d_SSL_SESSION(sess, &p);
+        fwrite(der, 1, (size_t)len, f);
+        fclose(f);
+    }
+    int ret = n_kept < 64;
+    if (ret)
+        kept[n_kept++] = sess;
+    pthread_mutex_unlock(&lock);
+    return ret;
+}
+
+static SSL_SESSION *load_session(void)
+{
+    unsigned char der[16384];
+    const unsigned char *p = der;
+    FILE *f = fopen(load_file, "rb");
+    size_t len = f ? fread(der, 1, sizeof der, f) : 0;
+    if (f)
+        fclose(f);
+    return d2i_SSL_SESSION(NULL, &p, (long)len);
+}
 
 static int count_session(SSL *s, SSL_SESSION *sess)
 {
@@ -195,9 +235,9 @@ static SSL_CTX *make_ctx(const struct profile *p)
     if (p->client_cert && (SSL_CTX_use_certificate_chain_file(ctx, p->client_cert) != 1 ||
                            SSL_CTX_use_PrivateKey_file(ctx, p->client_cert, SSL_FILETYPE_PEM) != 1))
         fprintf(stderr, "client: cannot use %s\n", p->client_cert);
-    if (app_cb) {
+    if (app_cb || keep) {
         SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT);
-        SSL_CTX_sess_set_new_cb(ctx, count_session);
+        SSL_CTX_sess_set_new_cb(ctx, keep ? keep_session : count_session);
     }
     return ctx;
 }
@@ -283,6 +323,12 @@ static int one(const struct profile *p, SSL_CTX *ctx, int index)
         if (native_session)
             SSL_set_session(s, native_session);
         pthread_mutex_unlock(&lock);
+    }
+    if (load_file && index == 0) {
+        SSL_SESSION *loaded = load_session();
+        if (loaded)
+            SSL_set_session(s, loaded);
+        SSL_SESSION_free(loaded);
     }
     SSL_set_fd(s, fd);
     if (nb)
@@ -394,6 +440,9 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--native")) native = 1;
         else if (!strcmp(a, "--app-cb")) app_cb = 1;
         else if (!strcmp(a, "--nodelay")) nodelay = 1;
+        else if (!strcmp(a, "--keep")) keep = 1;
+        else if (!strcmp(a, "--save")) save_file = argv[++i];
+        else if (!strcmp(a, "--load")) load_file = argv[++i];
         else if (!strcmp(a, "--quiet")) quiet = 1;
         else if (!strcmp(a, "--warmup")) warmup = atoi(argv[++i]);
         else if (!strcmp(a, "--pause")) pause_ms = atoi(argv[++i]);
@@ -452,6 +501,8 @@ int main(int argc, char **argv)
     }
     printf("\n");
     SSL_SESSION_free(native_session);
+    for (i = 0; i < n_kept; i++)
+        SSL_SESSION_free(kept[i]);
     for (i = 0; i < n_profiles; i++) {
         SSL_CTX_free(profiles[i].ctx);
         X509_free(profiles[i].pin);

@@ -1,0 +1,273 @@
+#!/usr/bin/env bats
+# The cross-process store: one process per request resumes, tickets stay
+# single use across processes, and a damaged or foreign store never costs
+# a connection. Judged by the servers' logs.
+
+load helpers
+
+setup() {
+    STORE="$BATS_TEST_TMPDIR/store"
+}
+
+# Runs a command under the shim with the store.
+stored() { RESUMESHIM_STORE="$STORE" LD_PRELOAD="$PRELOAD" timeout 60 "$@"; }
+
+# Every entry file of the store, one per line.
+entries() { find "$STORE" -name 's-*' -type f; }
+
+@test "resumeshim curl once per request, 20 times: nginx resumes 19" {
+    start_nginx
+    # the command's default store, in the user's runtime directory
+    export XDG_RUNTIME_DIR="$BATS_TEST_TMPDIR/run"
+    mkdir -m 0700 "$XDG_RUNTIME_DIR"
+    for i in $(seq 20); do
+        run "$ROOT/scripts/resumeshim" curl -sS --cacert "$CA" -o /dev/null -w '%{http_code}\n' \
+            "https://localhost:$PORT/"
+        assert_success
+        assert_output 200
+    done
+    [ "$(nginx_requests)" -eq 20 ]
+    [ "$(nginx_resumed)" -eq 19 ]
+    [ -n "$(find "$XDG_RUNTIME_DIR/resumeshim" -name 's-*')" ]
+    # without the store, none
+    : > "$SLOG"
+    for i in $(seq 5); do
+        "$ROOT/scripts/resumeshim" --no-store curl -s --cacert "$CA" -o /dev/null "https://localhost:$PORT/"
+    done
+    [ "$(nginx_requests)" -eq 5 ]
+    [ "$(nginx_resumed)" -eq 0 ]
+}
+
+@test "python3 -c one-shot fetches, 20 times: nginx resumes 19" {
+    start_nginx
+    for i in $(seq 20); do
+        run stored "$PY" -c "
+import ssl, urllib.request
+ctx = ssl.create_default_context(cafile='$CA')
+print(urllib.request.urlopen('https://localhost:$PORT/', context=ctx).status)"
+        assert_success
+        assert_output 200
+    done
+    [ "$(nginx_requests)" -eq 20 ]
+    [ "$(nginx_resumed)" -eq 19 ]
+}
+
+@test "TLS 1.2 one-shot processes resume through the store" {
+    start_psk --tls12
+    for i in $(seq 10); do
+        run stored "$CLIENT" --cafile "$CA" --sni localhost "$PORT"
+        assert_success
+    done
+    [ "$(connections)" -eq 10 ]
+    [ "$(resumed)" -eq 9 ]
+}
+
+@test "8 processes at once: no TLS 1.3 ticket is offered twice, across processes" {
+    start_psk --tickets 2
+    stored "$CLIENT" --cafile "$CA" --n 4 "$PORT"
+    local pids=() i
+    for i in $(seq 8); do
+        stored "$CLIENT" --cafile "$CA" --n 6 --quiet "$PORT" > "$BATS_TEST_TMPDIR/out.$i" &
+        pids+=($!)
+    done
+    for i in "${pids[@]}"; do wait "$i"; done
+    cat "$BATS_TEST_TMPDIR"/out.*
+    [ "$(grep -c 'failed=0' "$BATS_TEST_TMPDIR"/out.*  | grep -c ':1$')" -eq 8 ]
+    [ "$(connections)" -eq 52 ]
+    run offered_twice
+    assert_output ""
+    # each process finds tickets the others left: most connections resume
+    [ "$(resumed)" -ge 40 ]
+}
+
+@test "the peer chain survives a resumption from the store (curl %{certs})" {
+    # a server certificate under an intermediate, so the chain has two
+    local d="$BATS_TEST_TMPDIR/chain"
+    mkdir -p "$d"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=root \
+        -keyout "$d/root.key" -out "$d/root.pem" -days 2 2>/dev/null
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=inter \
+        -keyout "$d/inter.key" -out "$d/inter.csr" 2>/dev/null
+    printf 'basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign\n' > "$d/ca.ext"
+    openssl x509 -req -in "$d/inter.csr" -CA "$d/root.pem" -CAkey "$d/root.key" \
+        -CAcreateserial -extfile "$d/ca.ext" -days 2 -out "$d/inter.pem" 2>/dev/null
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=localhost \
+        -keyout "$d/leaf.key" -out "$d/leaf.csr" 2>/dev/null
+    printf 'subjectAltName=DNS:localhost\n' > "$d/leaf.ext"
+    openssl x509 -req -in "$d/leaf.csr" -CA "$d/inter.pem" -CAkey "$d/inter.key" \
+        -CAcreateserial -extfile "$d/leaf.ext" -days 2 -out "$d/leaf.pem" 2>/dev/null
+    cat "$d/leaf.pem" "$d/inter.pem" > "$d/full.pem"
+    local n="$BATS_TEST_TMPDIR/nginx"
+    mkdir -p "$n"
+    nginx_start "$n" "$d/full.pem" "$d/leaf.key"
+    echo "$NGINX_PID" >> "$BATS_TEST_TMPDIR/pids"
+    wait_port "$PORT"
+    local want
+    want=$(curl -s --cacert "$d/root.pem" -o /dev/null -w '%{certs}' "https://localhost:$PORT/")
+    [ "$(grep -c 'BEGIN CERTIFICATE' <<< "$want")" -eq 2 ]
+    for i in 1 2 3; do
+        run stored curl -sS --cacert "$d/root.pem" -o /dev/null -w '%{certs}' "https://localhost:$PORT/"
+        assert_success
+        assert_output "$want"
+    done
+    [ "$(nginx_resumed)" -eq 2 ]
+}
+
+@test "the store is private: 0700 directory, 0600 files, no host name in clear" {
+    start_psk
+    stored "$CLIENT" --cafile "$CA" --sni localhost --n 2 "$PORT"
+    [ "$(stat -c %a "$STORE")" = 700 ]
+    [ -n "$(entries)" ]
+    [ -z "$(find "$STORE" -type f ! -perm 600)" ]
+    run grep -rl -e localhost -e 127.0.0.1 "$STORE"
+    assert_failure
+}
+
+@test "a directory of another user, or writable by others, is refused with one warning" {
+    start_psk
+    mkdir -m 0777 "$STORE"
+    run stored "$CLIENT" --cafile "$CA" --n 3 "$PORT"
+    assert_success
+    assert_output --partial "reused=2 of=3 failed=0"
+    assert_output --partial "RESUMESHIM_STORE"
+    [ "$(grep -c 'not private' <<< "$output")" -eq 1 ]
+    [ -z "$(ls -A "$STORE")" ]
+    chmod 0700 "$STORE"
+    chown nobody "$STORE"
+    run stored "$CLIENT" --cafile "$CA" --n 3 "$PORT"
+    assert_success
+    assert_output --partial "reused=2 of=3 failed=0"
+    [ "$(grep -c 'not private' <<< "$output")" -eq 1 ]
+    [ -z "$(ls -A "$STORE")" ]
+}
+
+@test "a store file others could read or write is refused, not used" {
+    start_psk
+    stored "$CLIENT" --cafile "$CA" "$PORT"
+    chmod 0644 "$(entries)"
+    run stored "$CLIENT" --cafile "$CA" "$PORT"
+    assert_success
+    assert_output --partial "failed=0"
+    assert_output --partial "not private"
+    [ "$(resumed)" -eq 0 ]
+}
+
+@test "a truncated, random, or other-version store file is rebuilt, and the command succeeds" {
+    start_psk
+    local f damage
+    for damage in truncate random version empty; do
+        stored "$CLIENT" --cafile "$CA" "$PORT"
+        f=$(entries)
+        case $damage in
+            truncate) truncate -s 150 "$f" ;;
+            random) head -c 3000 /dev/urandom > "$f" ;;
+            version) sed -i '1s/.*/resumeshim-store 0/' "$f" ;;
+            empty) : > "$f" ;;
+        esac
+        run stored "$CLIENT" --cafile "$CA" "$PORT"
+        assert_success
+        assert_output "reused=0 of=1 failed=0"
+        # rebuilt: the next process resumes from what the last one left
+        run stored "$CLIENT" --cafile "$CA" "$PORT"
+        assert_output "reused=1 of=1 failed=0"
+        [ "$(head -1 "$(entries)")" = "resumeshim-store 1" ]
+    done
+    # a damaged salt starts the store afresh
+    head -c 50 /dev/urandom > "$STORE/salt"
+    run stored "$CLIENT" --cafile "$CA" --n 2 "$PORT"
+    assert_output "reused=1 of=2 failed=0"
+    [ "$(entries | wc -l)" -eq 1 ]
+}
+
+@test "processes killed with SIGKILL while using the store leave one the next can use" {
+    start_psk
+    stored "$CLIENT" --cafile "$CA" "$PORT"
+    local i
+    for i in $(seq 12); do
+        stored "$CLIENT" --cafile "$CA" --n 400 --quiet "$PORT" > /dev/null &
+        sleep "0.$((RANDOM % 3 + 1))"
+        kill -KILL $! 2>/dev/null || true
+        wait $! 2>/dev/null || true
+    done
+    # a half-written next version, as a process killed inside write() leaves
+    printf 'resumeshim-store 1\nserver ab' > "$STORE/tmp"
+    # (the killed processes may have taken every ticket there was)
+    run stored "$CLIENT" --cafile "$CA" --n 3 "$PORT"
+    assert_success
+    assert_output --regexp "^reused=[23] of=3 failed=0$"
+    [ "$(head -1 "$(entries)")" = "resumeshim-store 1" ]
+    run stored "$CLIENT" --cafile "$CA" "$PORT"
+    assert_output "reused=1 of=1 failed=0"
+}
+
+@test "bounded: RESUMESHIM_MAX_HOSTS servers, RESUMESHIM_POOL_SIZE tickets each" {
+    start_psk --tickets 4
+    RESUMESHIM_MAX_HOSTS=3 RESUMESHIM_POOL_SIZE=2 \
+        stored "$CLIENT" --cafile "$CA" --snis a.test,b.test,c.test,d.test,e.test --n 20 "$PORT"
+    [ "$(entries | wc -l)" -eq 3 ]
+    local f
+    for f in $(entries); do
+        [ "$(grep -c '^tls1.3 ' "$f")" -le 2 ]
+    done
+    # the store holds what the last three servers left
+    run stored "$CLIENT" --cafile "$CA" --sni e.test "$PORT"
+    assert_output "reused=1 of=1 failed=0"
+}
+
+@test "expired sessions are dropped when met, never offered" {
+    start_psk
+    stored "$CLIENT" --cafile "$CA" --n 3 "$PORT"
+    [ "$(grep -c '^tls1' "$(entries)")" -ge 1 ]
+    run env FAKETIME=+2h LD_PRELOAD="/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 $SHIM" \
+        RESUMESHIM_STORE="$STORE" "$CLIENT" --cafile "$CA" "$PORT"
+    assert_output "reused=0 of=1 failed=0"
+    [ "$(offers)" -eq 2 ]
+    # what that process found had expired; it kept only what it earned
+    local later=$(($(date +%s) + 3600))
+    run awk -v t="$later" '/^tls1/ && $2 < t' "$(entries)"
+    assert_output ""
+}
+
+@test "a program's own kept tickets reach the store at exit, unless it saved them" {
+    start_psk --tickets 2
+    # keeps every ticket in its own cache and never offers them: they are
+    # published when it exits
+    stored "$CLIENT" --cafile "$CA" --keep "$PORT"
+    run stored "$CLIENT" --cafile "$CA" "$PORT"
+    assert_output "reused=1 of=1 failed=0"
+    rm -rf "$STORE"
+    # keeps them and also writes them to a file (as curl --ssl-sessions
+    # does): they are the program's, for its next run
+    stored "$CLIENT" --cafile "$CA" --keep --save "$BATS_TEST_TMPDIR/saved" "$PORT"
+    run stored "$CLIENT" --cafile "$CA" "$PORT"
+    assert_output "reused=0 of=1 failed=0"
+    run stored "$CLIENT" --cafile "$CA" --load "$BATS_TEST_TMPDIR/saved" "$PORT"
+    assert_output "reused=1 of=1 failed=0"
+    run offered_twice
+    assert_output ""
+}
+
+@test "resumeshim list shows what real processes left, by name when named; clear empties it" {
+    start_psk --tickets 2
+    local rs="$ROOT/scripts/resumeshim"
+    "$rs" --store "$STORE" "$CLIENT" --cafile "$CA" --sni localhost --n 2 "$PORT"
+    run "$rs" --store "$STORE" list "localhost:$PORT"
+    assert_success
+    assert_output --partial "localhost:$PORT"
+    [ "$(grep -c "^localhost:$PORT  *TLSv\?1.3" <<< "$output")" -ge 1 ]
+    run "$rs" --store "$STORE" list
+    refute_output --partial localhost
+    run "$rs" --store "$STORE" clear
+    assert_success
+    [ -z "$(entries)" ]
+    run "$rs" --store "$STORE" "$CLIENT" --cafile "$CA" --sni localhost "$PORT"
+    assert_output "reused=0 of=1 failed=0"
+}
+
+@test "the store file reader, fuzzed: 400000 damaged files, under ASan and UBSan" {
+    run "$ROOT/tests/bin/fuzzstore" 200000 1
+    assert_success
+    assert_output --regexp '^accepted=[0-9]+ refused=[0-9]+$'
+    run "$ROOT/tests/bin/fuzzstore" 200000 "$RANDOM"
+    assert_success
+}
