@@ -165,7 +165,8 @@ static void offer(struct conn *c, SSL *s)
     if (p.sess == NULL)
         return;
     if (c->reverify &&
-        !reverify_session(s, ctx_recorded(R(SSL_get_SSL_CTX)(s)), p.sess, NULL)) {
+        !reverify_session(s, ctx_recorded(R(SSL_get_SSL_CTX)(s)), p.sess,
+                          chain_certs(&p.chain))) {
         /* The application's judge refuses this server now: no offer. The
          * judge may be this connection's own (a pin of its own), so a TLS
          * 1.3 ticket goes back for the others; a TLS 1.2 session never
@@ -174,7 +175,7 @@ static void offer(struct conn *c, SSL *s)
         if (session_is_tls13(p.sess))
             pool_put(&c->key, p, c->gen);
         else
-            R(SSL_SESSION_free)(p.sess);
+            pooled_free(&p);
         return;
     }
     SSL_SESSION *give = p.sess;
