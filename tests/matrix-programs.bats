@@ -253,6 +253,11 @@ same_output() {
     assert_output 0
 }
 
+@test "PHP, one process per request, with the store (its verify callback sees the stored chain)" {
+    per_process nginx13 $((N - 1)) php "$P/fetch.php" localhost @PORT@ 1 "$CA"
+    per_process nginx12 $((N - 1)) php "$P/fetch.php" localhost @PORT@ 1 "$CA"
+}
+
 @test "unaffected: Debian's wget (GnuTLS), unharmed" {
     local v port
     for v in 13 12; do
