@@ -168,6 +168,9 @@ void pool_discard(const struct key *k, const SSL_SESSION *sess);
  * the application offered or serialized it meanwhile: a program that runs
  * once per request never offers what it kept. */
 void pool_reserve(const struct key *k, struct pooled p, unsigned gen);
+/* Cancels the reservation of a ticket that is going its ordinary way after
+ * all (unlike pool_discard, it stays welcome in the pool). */
+void pool_unreserve(const SSL_SESSION *sess);
 /* At exit: publishes the reserved tickets. */
 void pool_flush(void);
 unsigned pool_generation(void);

@@ -20,6 +20,8 @@
  *   --cafile F        trust F and verify the server (SSL_VERIFY_PEER)
  *   --verify-host H   expected host name (SSL_set1_host)
  *   --no-shutdown     SSL_free without SSL_shutdown
+ *   --no-free         never SSL_shutdown, SSL_free or close a connection that
+ *                     worked: the process exits with them (as wget does)
  *   --no-read         never read: send the request and close (warm-up
  *                     connections still read, to collect tickets)
  *   --native          resume natively: keep the last session, offer it next
@@ -98,6 +100,7 @@ static const char *host = "127.0.0.1", *mode = "connect", *add_ca_after, *foreig
 static int foreign_ok = -1;
 static const char *snis[16];
 static int n_snis, warmup, pause_ms, do_fork, reject, show_rss, generic;
+static int no_free;
 static int port, n = 1, threads = 1, version, fresh_ctx, no_shutdown, no_read, native, app_cb,
                  nodelay, quiet;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -371,6 +374,8 @@ static int one(const struct profile *p, SSL_CTX *ctx, int index)
         native_session = SSL_get1_session(s);
         pthread_mutex_unlock(&lock);
     }
+    if (no_free)
+        return ok;
     if (!no_shutdown)
         SSL_shutdown(s);
 out:
@@ -436,6 +441,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--tls12")) version = TLS1_2_VERSION;
         else if (!strcmp(a, "--tls13")) version = TLS1_3_VERSION;
         else if (!strcmp(a, "--no-shutdown")) no_shutdown = 1;
+        else if (!strcmp(a, "--no-free")) no_free = 1;
         else if (!strcmp(a, "--no-read")) no_read = 1;
         else if (!strcmp(a, "--native")) native = 1;
         else if (!strcmp(a, "--app-cb")) app_cb = 1;
