@@ -1,7 +1,8 @@
 # libresumeshim: `make` builds the library, `make test` runs the suite,
-# `make demo` shows it at work. Both install missing Debian packages.
-# `make install` (PREFIX, DESTDIR) installs the library, the resumeshim
-# command and its manual page; `make uninstall` removes them.
+# `make demo` shows it at work, `make bench` measures it; all three install
+# missing Debian packages. `make install` (PREFIX, DESTDIR) installs the
+# library, the resumeshim command and its manual page; `make uninstall`
+# removes them.
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -Wall -Wextra -Werror -fPIC -fvisibility=hidden -D_GNU_SOURCE -Iinclude
@@ -16,7 +17,7 @@ VERSION := $(shell sed -n 's/^version=//p' scripts/resumeshim)
 SRCS := $(wildcard shim/*.c)
 OBJS := $(SRCS:shim/%.c=build/%.o)
 HDRS := $(wildcard include/*.h include/*.def)
-TESTBIN := tests/bin/client tests/bin/pskserver tests/bin/fuzzstore
+TESTBIN := tests/bin/client tests/bin/pskserver tests/bin/fuzzstore tests/bin/delayrelay
 
 all: libresumeshim.so
 
@@ -91,7 +92,15 @@ uninstall:
 	rm -f "$(DESTDIR)$(LIBDIR)/libresumeshim.so" "$(DESTDIR)$(BINDIR)/resumeshim" \
 	      "$(DESTDIR)$(MANDIR)/man1/resumeshim.1"
 
+# Measurements, not tests: results in examples/bench (committed) or, quick
+# and smaller, in build/bench-quick.
+bench: deps all test-programs
+	scripts/bench
+
+bench-quick: deps all test-programs
+	scripts/bench --quick
+
 clean:
 	rm -rf build tests/bin libresumeshim.so
 
-.PHONY: all deps test test-asan test-programs demo install uninstall clean
+.PHONY: all deps test test-asan test-programs demo bench bench-quick install uninstall clean

@@ -64,6 +64,11 @@
  *   --snis A,B,...    server names used in turn (one per connection)
  *   --fork            after the warm-up, fork: parent and child both run
  *                     the threads (the summary is the parent's)
+ *   --keepalive R     R HTTP/1.1 requests on each connection (the server
+ *                     must keep it open, as nginx does), instead of one
+ *   --sni-count K     connection i sends the server name h<i mod K>.test
+ *   --timing          print the wall time and the process CPU time (µs) of
+ *                     the threads' phase, after the warm-up
  * Prints "reused=K of=N failed=F" and exits 0 when F is 0. */
 #include <arpa/inet.h>
 #include <dlfcn.h>
@@ -99,7 +104,8 @@ static int n_profiles = 1, next_conn;
 static const char *host = "127.0.0.1", *mode = "connect", *add_ca_after, *foreign;
 static int foreign_ok = -1;
 static const char *snis[16];
-static int n_snis, warmup, pause_ms, do_fork, reject, show_rss, generic;
+static int n_snis, warmup, pause_ms, do_fork, reject, show_rss, generic, keepalive = 1,
+           sni_count, timing;
 static int no_free;
 static int port, n = 1, threads = 1, version, fresh_ctx, no_shutdown, no_read, native, app_cb,
                  nodelay, quiet;
@@ -303,6 +309,36 @@ static int do_read(SSL *s, void *buf, int len)
 }
 
 static const char request[] = "GET / HTTP/1.0\r\nHost: test\r\n\r\n";
+static const char request11[] = "GET / HTTP/1.1\r\nHost: test\r\n\r\n";
+
+/* One HTTP/1.1 request on a connection kept open: read the head, then as
+ * many body bytes as Content-Length says. 1 when a response came. */
+static int keepalive_request(SSL *s)
+{
+    char buf[4096];
+    int got, total = 0;
+    if (SSL_write(s, request11, (int)sizeof request11 - 1) <= 0)
+        return 0;
+    for (;;) {
+        if (total == (int)sizeof buf - 1 ||
+            (got = SSL_read(s, buf + total, (int)sizeof buf - 1 - total)) <= 0)
+            return 0;
+        total += got;
+        buf[total] = '\0';
+        char *end = strstr(buf, "\r\n\r\n");
+        if (end == NULL)
+            continue;
+        const char *cl = strcasestr(buf, "\r\ncontent-length:");
+        long want = cl != NULL && cl < end ? strtol(cl + 17, NULL, 10) : 0;
+        long have = total - (end + 4 - buf);
+        while (have < want) {
+            if ((got = SSL_read(s, buf, sizeof buf)) <= 0)
+                return 0;
+            have += got;
+        }
+        return 1;
+    }
+}
 
 /* One connection: handshake, request, response. 1 when it worked. */
 static int one(const struct profile *p, SSL_CTX *ctx, int index)
@@ -315,7 +351,11 @@ static int one(const struct profile *p, SSL_CTX *ctx, int index)
     BIO *bio = NULL;
     if (s == NULL)
         goto out;
-    if (n_snis)
+    if (sni_count) {
+        char name[32];
+        snprintf(name, sizeof name, "h%d.test", index % sni_count);
+        SSL_set_tlsext_host_name(s, name);
+    } else if (n_snis)
         SSL_set_tlsext_host_name(s, snis[index % n_snis]);
     else if (p->sni)
         SSL_set_tlsext_host_name(s, p->sni);
@@ -356,9 +396,13 @@ static int one(const struct profile *p, SSL_CTX *ctx, int index)
         ok = 1;
         goto out;
     }
-    if (do_write(s, request, (int)sizeof request - 1) <= 0)
+    if (keepalive > 1) {
+        for (int r = 0; r < keepalive; r++)
+            if (!keepalive_request(s))
+                goto out;
+    } else if (do_write(s, request, (int)sizeof request - 1) <= 0) {
         goto out;
-    if (!no_read || index < warmup) {
+    } else if (!no_read || index < warmup) {
         int got, total = 0;
         while ((got = do_read(s, buf, sizeof buf)) > 0)
             total += got;
@@ -386,6 +430,12 @@ out:
     SSL_free(s);
     close(fd);
     return ok;
+}
+
+static long long cpu_us(const struct rusage *r)
+{
+    return (long long)(r->ru_utime.tv_sec + r->ru_stime.tv_sec) * 1000000 + r->ru_utime.tv_usec +
+           r->ru_stime.tv_usec;
 }
 
 static void *run(void *arg)
@@ -453,6 +503,9 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--warmup")) warmup = atoi(argv[++i]);
         else if (!strcmp(a, "--pause")) pause_ms = atoi(argv[++i]);
         else if (!strcmp(a, "--fork")) do_fork = 1;
+        else if (!strcmp(a, "--keepalive")) keepalive = atoi(argv[++i]);
+        else if (!strcmp(a, "--sni-count")) sni_count = atoi(argv[++i]);
+        else if (!strcmp(a, "--timing")) timing = 1;
         else if (!strcmp(a, "--snis")) {
             for (char *tok = strtok(argv[++i], ","); tok && n_snis < 16; tok = strtok(NULL, ","))
                 snis[n_snis++] = tok;
@@ -463,7 +516,8 @@ int main(int argc, char **argv)
         }
     }
     nb = strcmp(mode, "nonblock") == 0;
-    if (i != argc - 1 || (port = atoi(argv[i])) <= 0 || n < 1 || threads < 1 || threads > 512) {
+    if (i != argc - 1 || (port = atoi(argv[i])) <= 0 || n < 1 || threads < 1 || threads > 512 ||
+        keepalive < 1 || sni_count < 0) {
         fprintf(stderr, "usage: client [options] PORT\n");
         return 2;
     }
@@ -479,6 +533,10 @@ int main(int argc, char **argv)
     }
     if (warmup > 0)
         run(&warmup);
+    struct timespec t0, t1;
+    struct rusage ru0, ru1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    getrusage(RUSAGE_SELF, &ru0);
     pid_t child = do_fork ? fork() : -1;
     pthread_t t[512];
     for (i = 0; i < threads; i++)
@@ -490,6 +548,8 @@ int main(int argc, char **argv)
     int status = 0;
     if (child > 0 && (waitpid(child, &status, 0) != child || status != 0))
         failed++;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    getrusage(RUSAGE_SELF, &ru1);
     printf("reused=%d of=%d failed=%d", reused, n * threads + warmup, failed);
     if (app_cb)
         printf(" callback_sessions=%d", cb_sessions);
@@ -500,6 +560,11 @@ int main(int argc, char **argv)
     if (generic && profiles[0].ctx)
         printf(" mode=%ld cached=%ld", SSL_CTX_get_session_cache_mode(profiles[0].ctx),
                SSL_CTX_sess_number(profiles[0].ctx));
+    if (timing) {
+        printf(" elapsed_us=%lld cpu_us=%lld",
+               (long long)(t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000,
+               cpu_us(&ru1) - cpu_us(&ru0));
+    }
     if (show_rss) {
         struct rusage ru;
         getrusage(RUSAGE_SELF, &ru);
