@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>
 
@@ -102,6 +103,7 @@ struct recorded {
     unsigned char sid[SSL_MAX_SID_CTX_LENGTH];
     int purpose, trust;
     shim_cert_verify_cb cert_verify_cb;
+    void *cert_verify_arg;
 };
 enum setting { SET_PURPOSE, SET_TRUST };
 void record_sid(struct recorded *r, const unsigned char *sid, unsigned len);
@@ -117,6 +119,13 @@ void key_store_lookup(X509_STORE *store, int cmd, const char *where);
 void key_atfork_prepare(void);
 void key_atfork_parent(void);
 void key_atfork_child(void);
+
+/* reverify.c: connections whose application judges the server by callback
+ * are offered a session only after that judge accepted the session's
+ * server again, now (see reverify.c). */
+bool reverify_needed(SSL *s, const struct recorded *ctx_rec);
+bool reverify_session(SSL *s, const struct recorded *ctx_rec, SSL_SESSION *sess,
+                      STACK_OF(X509) *chain);
 
 /* pool.c: per-server sessions. Every function takes and releases the pool
  * mutex itself and frees sessions only after releasing it. */
@@ -159,6 +168,9 @@ void pool_discard(const struct key *k, const SSL_SESSION *sess);
  * the application offered or serialized it meanwhile: a program that runs
  * once per request never offers what it kept. */
 void pool_reserve(const struct key *k, struct pooled p, unsigned gen);
+/* Cancels the reservation of a ticket that is going its ordinary way after
+ * all (unlike pool_discard, it stays welcome in the pool). */
+void pool_unreserve(const SSL_SESSION *sess);
 /* At exit: publishes the reserved tickets. */
 void pool_flush(void);
 /* Whether the server accepted what was offered to it. */

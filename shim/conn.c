@@ -25,18 +25,48 @@ struct conn {
     time_t born;            /* the verifying full handshake behind this one */
     unsigned gen;           /* fork generation at begin */
     bool started, done, used, verified;
+    bool reverify;          /* the application judges by callback */
     int nodelay_fd;         /* socket we switched TCP_NODELAY on, or -1 */
     unsigned n_held;
     struct pooled *held;    /* cfg.pool_size slots, allocated on demand */
     struct pooled latest;   /* the newest TLS 1.3 ticket, see conn_session */
+    bool latest_reserved;   /* a copy waits to reach the store at exit */
     struct recorded rec;    /* settings made on this connection */
 };
 
 static int conn_index = -1;
 _Thread_local int conn_in_handshake;
 
+/* A program may exit without ever freeing a connection (wget does; Ruby
+ * frees one only when its garbage collector runs), and the newest ticket
+ * then never leaves it. With a store, once the connection has earned that
+ * ticket, a copy is reserved to be written there at exit: at exit no
+ * SSL_clear can make OpenSSL offer it again. The reservation is cancelled
+ * when the ticket goes its ordinary way first (published when the
+ * connection is freed, or dropped); one the application reuses or takes is
+ * discarded from the reservations by pool_discard. */
+static void reserve_latest(struct conn *c)
+{
+    if (!store_on() || c->latest.sess == NULL || c->latest_reserved || !c->done || !c->used ||
+        !c->verified)
+        return;
+    struct pooled copy = c->latest;
+    copy.chain = chain_copy(&c->latest.chain);
+    R(SSL_SESSION_up_ref)(copy.sess);
+    pool_reserve(&c->key, copy, c->gen);
+    c->latest_reserved = true;
+}
+
+static void unreserve_latest(struct conn *c)
+{
+    if (c->latest_reserved && c->latest.sess != NULL)
+        pool_unreserve(c->latest.sess);
+    c->latest_reserved = false;
+}
+
 static void drop_latest(struct conn *c)
 {
+    unreserve_latest(c);
     pooled_free(&c->latest);
 }
 
@@ -70,6 +100,7 @@ static void publish(struct conn *c, struct pooled p)
 static void settle_latest(struct conn *c)
 {
     if (c->latest.sess != NULL && c->done && c->used && c->verified) {
+        unreserve_latest(c);
         publish(c, c->latest);
         c->latest = (struct pooled){0};
     }
@@ -163,6 +194,20 @@ static void offer(struct conn *c, SSL *s)
     pool_take(&c->key, time(NULL), &p);
     if (p.sess == NULL)
         return;
+    if (c->reverify &&
+        !reverify_session(s, ctx_recorded(R(SSL_get_SSL_CTX)(s)), p.sess,
+                          chain_certs(&p.chain))) {
+        /* The application's judge refuses this server now: no offer. The
+         * judge may be this connection's own (a pin of its own), so a TLS
+         * 1.3 ticket goes back for the others; a TLS 1.2 session never
+         * left the pool. */
+        LOG(LOG_DEBUG, "not offered: the application's verify callback refused the server");
+        if (session_is_tls13(p.sess))
+            pool_put(&c->key, p, c->gen);
+        else
+            pooled_free(&p);
+        return;
+    }
     SSL_SESSION *give = p.sess;
     if (!session_is_tls13(p.sess)) {
         /* A TLS 1.2 session stays in the pool; this connection gets a copy
@@ -202,6 +247,7 @@ void conn_begin(SSL *s, bool client)
     ctx_connecting(ctx);
     stat_add(ST_HANDSHAKES);
     key_build(s, &c->rec, ctx_recorded(ctx), &c->key);
+    c->reverify = reverify_needed(s, ctx_recorded(ctx));
     SSL_SESSION *own = R(SSL_get_session)(s);
     if (own != NULL) {
         /* The application offers a session of its own (or SSL_clear kept
@@ -297,6 +343,7 @@ void conn_after(SSL *s, int ret, enum io io)
         c->used = true;
         if (c->verified)
             publish_held(c, s);
+        reserve_latest(c);
     }
 }
 
@@ -329,8 +376,10 @@ void conn_session(SSL *s, SSL_SESSION *sess, bool app_kept)
          * SSL_clear (wrk does). It waits on the connection until that is
          * ruled out; the one it displaces goes on. */
         stamp(c, s, &p);
+        unreserve_latest(c);
         struct pooled prev = c->latest;
         c->latest = p;
+        reserve_latest(c);
         if (prev.sess == NULL)
             return;
         p = prev;

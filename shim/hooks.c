@@ -102,8 +102,10 @@ EXPORT void SSL_CTX_set_cert_verify_callback(SSL_CTX *ctx, shim_cert_verify_cb c
 {
     REAL_OR_VOID(SSL_CTX_set_cert_verify_callback, (ctx, cb, arg));
     struct recorded *rec = shim_active() ? ctx_recorded(ctx) : NULL;
-    if (rec != NULL)
+    if (rec != NULL) {
         rec->cert_verify_cb = cb;
+        rec->cert_verify_arg = arg;
+    }
     ossl_SSL_CTX_set_cert_verify_callback(ctx, cb, arg);
 }
 

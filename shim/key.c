@@ -360,16 +360,28 @@ void key_build(SSL *s, const struct recorded *conn, const struct recorded *ctx_r
     put_num(k, 'o', R(SSL_get_options)(s));
     put_num(k, 'm', (uint64_t)R(SSL_get_verify_mode)(s));
     put_num(k, 'D', (uint64_t)(int64_t)R(SSL_get_verify_depth)(s));
-    /* A verify callback can judge by anything (a pinned key, a language
-     * runtime's own procedure behind one C trampoline, as in Ruby and Perl):
-     * no key can tell two of them apart, so such connections never resume.
-     * Likewise an OCSP status callback, and a client certificate chosen by
-     * callback (unknown until the server asks for one). */
+    /* A verify callback or a certificate-verify callback can judge by
+     * anything (a pinned key, a language runtime's own procedure behind
+     * one C trampoline, as in Ruby and Perl): no key can tell two of them
+     * apart, so they are not in it. Such a connection is offered a session
+     * only after its callbacks accepted the session's server again
+     * (reverify.c). An OCSP status callback judges a stapled response,
+     * which only a full handshake brings, and a client certificate chosen
+     * by callback is unknown until the server asks for one: neither can
+     * be asked ahead of the handshake, so such connections never resume.
+     * OpenSSL calls the status callback only on a connection that asks
+     * for a staple; one that does not (IO::Socket::SSL installs the
+     * callback on every context, and asks only in its stapling modes)
+     * has no such judge. */
     SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
     void (*status_cb)(void) = NULL;
     R(SSL_CTX_ctrl)(ctx, SSL_CTRL_GET_TLSEXT_STATUS_REQ_CB, 0, &status_cb);
-    if (R(SSL_get_verify_callback)(s) != NULL || R(SSL_CTX_get_client_cert_cb)(ctx) != NULL ||
-        status_cb != NULL || (ctx_rec != NULL && ctx_rec->cert_verify_cb != NULL)) {
+    if (status_cb != NULL &&
+        R(SSL_ctrl)(s, SSL_CTRL_GET_TLSEXT_STATUS_REQ_TYPE, 0, NULL) == -1)
+        status_cb = NULL;
+    if (R(SSL_CTX_get_client_cert_cb)(ctx) != NULL || status_cb != NULL) {
+        LOG(LOG_DEBUG, "no resumption: %s callback",
+            status_cb != NULL ? "an OCSP status" : "a client-certificate");
         k->len = 0;
         return;
     }

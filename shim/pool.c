@@ -357,6 +357,22 @@ void pool_reserve(const struct key *k, struct pooled p, unsigned gen)
     pthread_mutex_unlock(&lock);
 }
 
+void pool_unreserve(const SSL_SESSION *sess)
+{
+    uint64_t digest = ticket_digest(sess);
+    pthread_mutex_lock(&lock);
+    for (unsigned i = 0; i < n_reserved;) {
+        if (reserved[i].digest == digest) {
+            free(reserved[i].st);
+            memmove(&reserved[i], &reserved[i + 1], (n_reserved - i - 1) * sizeof *reserved);
+            n_reserved--;
+        } else {
+            i++;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+}
+
 void pool_flush(void)
 {
     struct reserved r[RESERVED];

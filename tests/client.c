@@ -8,14 +8,20 @@
  *   --sni NAME        server name sent and, with --verify, checked
  *   --n N             connections per thread (1)
  *   --threads T       threads connecting at once (1)
- *   --mode M          connect | handshake | write | bio  (how the handshake
- *                     starts: SSL_connect, SSL_do_handshake, implicitly in the
- *                     first SSL_write, or BIO_do_handshake on a BIO_f_ssl)
+ *   --mode M          connect | handshake | write | bio | nonblock  (how the
+ *                     handshake starts: SSL_connect, SSL_do_handshake,
+ *                     implicitly in the first SSL_write, BIO_do_handshake on
+ *                     a BIO_f_ssl, or SSL_connect on a non-blocking socket,
+ *                     retried under poll on WANT_READ/WANT_WRITE, as event
+ *                     loops do; reads and writes then poll too; prints how
+ *                     many times it polled)
  *   --fresh-ctx       a new SSL_CTX for every connection (as Python's urllib)
  *   --tls12 | --tls13 pin the protocol version
  *   --cafile F        trust F and verify the server (SSL_VERIFY_PEER)
  *   --verify-host H   expected host name (SSL_set1_host)
  *   --no-shutdown     SSL_free without SSL_shutdown
+ *   --no-free         never SSL_shutdown, SSL_free or close a connection that
+ *                     worked: the process exits with them (as wget does)
  *   --no-read         never read: send the request and close (warm-up
  *                     connections still read, to collect tickets)
  *   --native          resume natively: keep the last session, offer it next
@@ -31,6 +37,11 @@
  *   --client-cert F   send the certificate and key in PEM file F
  *   --verify-cb       install a verify callback (accepts what OpenSSL did)
  *   --cert-verify-cb  install a certificate-verify callback (runs OpenSSL's)
+ *   --ocsp-cb         install an OCSP status callback (accepts anything)
+ *   --ocsp-request    ask the server for a stapled OCSP response
+ *   --pin F           the callbacks above also require the server's
+ *                     certificate to be the one in PEM file F (found through
+ *                     the SSL the store context carries, as real callbacks do)
  *   --purpose         set the verify purpose to "SSL server"
  *   --capath DIR      trust the hashed directory DIR and verify the server
  *   --add-ca-after F  after the first connection, add the certificate in F
@@ -38,7 +49,8 @@
  *   --reject          close each connection right after the handshake,
  *                     unused, as a program whose own checks refused the peer
  *   --alt             the profile options after it (--sni, --cafile,
- *                     --verify-host, --ciphers, --client-cert, --verify-cb)
+ *                     --verify-host, --ciphers, --client-cert, --verify-cb,
+ *                     --cert-verify-cb, --pin)
  *                     describe a second configuration; connections alternate
  *                     between the two
  *   --rss             print the peak resident set size (KiB) at the end
@@ -60,6 +72,8 @@
  * Prints "reused=K of=N failed=F" and exits 0 when F is 0. */
 #include <arpa/inet.h>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -80,7 +94,8 @@
 /* What differs between the two configurations of --alt. */
 struct profile {
     const char *sni, *cafile, *capath, *verify_host, *ciphers, *client_cert;
-    int verify_cb, cert_verify_cb, purpose;
+    int verify_cb, cert_verify_cb, purpose, ocsp_cb, ocsp_request;
+    X509 *pin;
     SSL_CTX *ctx;
 };
 static struct profile profiles[2], *prof = &profiles[0];
@@ -91,6 +106,7 @@ static int foreign_ok = -1;
 static const char *snis[16];
 static int n_snis, warmup, pause_ms, do_fork, reject, show_rss, generic, keepalive = 1,
            sni_count, timing;
+static int no_free;
 static int port, n = 1, threads = 1, version, fresh_ctx, no_shutdown, no_read, native, app_cb,
                  nodelay, quiet;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -139,16 +155,53 @@ static int count_session(SSL *s, SSL_SESSION *sess)
     return 0;
 }
 
+/* The profile of the connection being verified, as a real callback finds
+ * its own state: through the SSL in the store context. */
+static const struct profile *verifying(X509_STORE_CTX *store)
+{
+    SSL *s = X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx());
+    return s != NULL ? SSL_CTX_get_app_data(SSL_get_SSL_CTX(s)) : NULL;
+}
+
 static int verify_cb(int ok, X509_STORE_CTX *store)
 {
-    (void)store;
+    const struct profile *p = verifying(store);
+    if (p == NULL)
+        return 0;
+    if (ok && p->pin && X509_STORE_CTX_get_error_depth(store) == 0 &&
+        X509_cmp(X509_STORE_CTX_get_current_cert(store), p->pin) != 0)
+        return 0;
     return ok;
 }
 
 static int cert_verify_cb(X509_STORE_CTX *store, void *arg)
 {
-    (void)arg;
-    return X509_verify_cert(store);
+    const struct profile *p = arg;
+    if (verifying(store) != p)
+        return 0;
+    int ok = X509_verify_cert(store);
+    if (ok > 0 && p->pin && X509_cmp(X509_STORE_CTX_get0_cert(store), p->pin) != 0) {
+        X509_STORE_CTX_set_error(store, X509_V_ERR_APPLICATION_VERIFICATION);
+        return 0;
+    }
+    return ok;
+}
+
+static int ocsp_cb(SSL *s, void *arg)
+{
+    (void)s, (void)arg;
+    return 1;
+}
+
+static X509 *read_cert(const char *file)
+{
+    FILE *f = fopen(file, "r");
+    X509 *x = f ? PEM_read_X509(f, NULL, NULL, NULL) : NULL;
+    if (f)
+        fclose(f);
+    if (x == NULL)
+        fprintf(stderr, "client: cannot read %s\n", file);
+    return x;
 }
 
 static void add_ca(SSL_CTX *ctx, const char *file)
@@ -167,6 +220,7 @@ static SSL_CTX *make_ctx(const struct profile *p)
     SSL_CTX *ctx = SSL_CTX_new(generic ? TLS_method() : TLS_client_method());
     if (ctx == NULL)
         return NULL;
+    SSL_CTX_set_app_data(ctx, (void *)p);
     if (version) {
         SSL_CTX_set_min_proto_version(ctx, version);
         SSL_CTX_set_max_proto_version(ctx, version);
@@ -180,7 +234,11 @@ static SSL_CTX *make_ctx(const struct profile *p)
     if (p->purpose)
         SSL_CTX_set_purpose(ctx, X509_PURPOSE_SSL_SERVER);
     if (p->cert_verify_cb)
-        SSL_CTX_set_cert_verify_callback(ctx, cert_verify_cb, NULL);
+        SSL_CTX_set_cert_verify_callback(ctx, cert_verify_cb, (void *)p);
+    if (p->ocsp_cb)
+        SSL_CTX_set_tlsext_status_cb(ctx, ocsp_cb);
+    if (p->ocsp_request)
+        SSL_CTX_set_tlsext_status_type(ctx, TLSEXT_STATUSTYPE_ocsp);
     if (p->ciphers)
         SSL_CTX_set_cipher_list(ctx, p->ciphers);
     if (p->client_cert && (SSL_CTX_use_certificate_chain_file(ctx, p->client_cert) != 1 ||
@@ -206,6 +264,48 @@ static int tcp_connect(void)
     if (nodelay)
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     return fd;
+}
+
+static int nb, nb_waits;
+
+/* Non-blocking mode: after an operation returned R, wait for what OpenSSL
+ * wants. 1 when the operation is to be retried. */
+static int nb_wait(SSL *s, int r)
+{
+    struct pollfd pfd = {.fd = SSL_get_fd(s)};
+    switch (SSL_get_error(s, r)) {
+    case SSL_ERROR_WANT_READ: pfd.events = POLLIN; break;
+    case SSL_ERROR_WANT_WRITE: pfd.events = POLLOUT; break;
+    default: return 0;
+    }
+    __atomic_fetch_add(&nb_waits, 1, __ATOMIC_RELAXED);
+    return poll(&pfd, 1, 10000) == 1;
+}
+
+/* SSL_connect, SSL_write and SSL_read, retried under poll in non-blocking
+ * mode. */
+static int do_connect(SSL *s)
+{
+    int r;
+    while ((r = SSL_connect(s)) != 1 && nb && nb_wait(s, r))
+        ;
+    return r;
+}
+
+static int do_write(SSL *s, const void *buf, int len)
+{
+    int r;
+    while ((r = SSL_write(s, buf, len)) <= 0 && nb && nb_wait(s, r))
+        ;
+    return r;
+}
+
+static int do_read(SSL *s, void *buf, int len)
+{
+    int r;
+    while ((r = SSL_read(s, buf, len)) <= 0 && nb && nb_wait(s, r))
+        ;
+    return r;
 }
 
 static const char request[] = "GET / HTTP/1.0\r\nHost: test\r\n\r\n";
@@ -274,8 +374,10 @@ static int one(const struct profile *p, SSL_CTX *ctx, int index)
         SSL_SESSION_free(loaded);
     }
     SSL_set_fd(s, fd);
-    if (strcmp(mode, "connect") == 0) {
-        if (SSL_connect(s) != 1)
+    if (nb)
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    if (strcmp(mode, "connect") == 0 || nb) {
+        if (do_connect(s) != 1)
             goto out;
     } else if (strcmp(mode, "handshake") == 0) {
         SSL_set_connect_state(s);
@@ -298,11 +400,11 @@ static int one(const struct profile *p, SSL_CTX *ctx, int index)
         for (int r = 0; r < keepalive; r++)
             if (!keepalive_request(s))
                 goto out;
-    } else if (SSL_write(s, request, (int)sizeof request - 1) <= 0) {
+    } else if (do_write(s, request, (int)sizeof request - 1) <= 0) {
         goto out;
     } else if (!no_read || index < warmup) {
         int got, total = 0;
-        while ((got = SSL_read(s, buf, sizeof buf)) > 0)
+        while ((got = do_read(s, buf, sizeof buf)) > 0)
             total += got;
         if (total == 0)
             goto out;
@@ -316,6 +418,8 @@ static int one(const struct profile *p, SSL_CTX *ctx, int index)
         native_session = SSL_get1_session(s);
         pthread_mutex_unlock(&lock);
     }
+    if (no_free)
+        return ok;
     if (!no_shutdown)
         SSL_shutdown(s);
 out:
@@ -369,6 +473,12 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--client-cert")) prof->client_cert = argv[++i];
         else if (!strcmp(a, "--verify-cb")) prof->verify_cb = 1;
         else if (!strcmp(a, "--cert-verify-cb")) prof->cert_verify_cb = 1;
+        else if (!strcmp(a, "--ocsp-cb")) prof->ocsp_cb = 1;
+        else if (!strcmp(a, "--ocsp-request")) prof->ocsp_request = 1;
+        else if (!strcmp(a, "--pin")) {
+            if ((prof->pin = read_cert(argv[++i])) == NULL)
+                return 2;
+        }
         else if (!strcmp(a, "--purpose")) prof->purpose = 1;
         else if (!strcmp(a, "--capath")) prof->capath = argv[++i];
         else if (!strcmp(a, "--add-ca-after")) add_ca_after = argv[++i];
@@ -381,6 +491,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--tls12")) version = TLS1_2_VERSION;
         else if (!strcmp(a, "--tls13")) version = TLS1_3_VERSION;
         else if (!strcmp(a, "--no-shutdown")) no_shutdown = 1;
+        else if (!strcmp(a, "--no-free")) no_free = 1;
         else if (!strcmp(a, "--no-read")) no_read = 1;
         else if (!strcmp(a, "--native")) native = 1;
         else if (!strcmp(a, "--app-cb")) app_cb = 1;
@@ -404,6 +515,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    nb = strcmp(mode, "nonblock") == 0;
     if (i != argc - 1 || (port = atoi(argv[i])) <= 0 || n < 1 || threads < 1 || threads > 512 ||
         keepalive < 1 || sni_count < 0) {
         fprintf(stderr, "usage: client [options] PORT\n");
@@ -443,6 +555,8 @@ int main(int argc, char **argv)
         printf(" callback_sessions=%d", cb_sessions);
     if (foreign)
         printf(" foreign=%d", foreign_ok);
+    if (nb)
+        printf(" polled=%d", nb_waits);
     if (generic && profiles[0].ctx)
         printf(" mode=%ld cached=%ld", SSL_CTX_get_session_cache_mode(profiles[0].ctx),
                SSL_CTX_sess_number(profiles[0].ctx));
@@ -460,7 +574,9 @@ int main(int argc, char **argv)
     SSL_SESSION_free(native_session);
     for (i = 0; i < n_kept; i++)
         SSL_SESSION_free(kept[i]);
-    for (i = 0; i < n_profiles; i++)
+    for (i = 0; i < n_profiles; i++) {
         SSL_CTX_free(profiles[i].ctx);
+        X509_free(profiles[i].pin);
+    }
     return failed ? 1 : 0;
 }

@@ -77,14 +77,96 @@ never_offered_to_alt() {
     assert_equal "$(resumed)" 2
 }
 
-@test "a connection with a verify callback is never offered a session (no key can tell two apart)" {
-    start_psk --tls13
-    never_offered_to_alt --verify-cb
+# judged_again CALLBACK-OPTION [common options]: the application's own
+# callback is asked about the session's server before every offer. Two
+# configurations with the same callback, one pinning the server's
+# certificate, the other pinning another: the second's full handshakes fail
+# (as without the shim), and it must never be offered the session the first
+# earned. Then two that both pin the server's certificate share sessions.
+judged_again() {
+    local cb="$1"
+    shift
+    start_psk "$@"
+    local v=()
+    [ "${1:-}" = --tls12 ] && v=(--tls12)
+    run with_shim "$CLIENT" --n 6 "${v[@]}" --cafile "$CA" "$cb" --pin "$CERT" \
+        --alt --cafile "$CA" "$cb" --pin "$BATS_FILE_TMPDIR/other.pem" "$PORT"
+    assert_failure
+    assert_output --partial "failed=3"
+    local k
+    for k in 2 4 6; do assert_equal "$(offered_by $k)" "-"; done
+    assert_equal "$(resumed)" 2
+    start_psk "$@"
+    run with_shim "$CLIENT" --n 6 "${v[@]}" --cafile "$CA" "$cb" --pin "$CERT" \
+        --alt --cafile "$CA" "$cb" --pin "$CERT" "$PORT"
+    assert_success
+    assert_equal "$(resumed)" 5
 }
 
-@test "a connection with a certificate-verify callback is never offered a session" {
+@test "a verify callback is asked again before every offer: it refuses, no offer; it accepts, resumed" {
+    judged_again --verify-cb --tls13
+    judged_again --verify-cb --tls12
+}
+
+@test "a certificate-verify callback is asked again before every offer: it refuses, no offer; it accepts, resumed" {
+    judged_again --cert-verify-cb --tls13
+    judged_again --cert-verify-cb --tls12
+}
+
+# A server whose certificate a trusted root signed through an intermediate
+# CA it sends along: verification needs the chain the server sent, which a
+# pooled session must carry for a callback to judge it again.
+make_chain() {
+    local d="$BATS_FILE_TMPDIR/chain"
+    [ -f "$d/server.pem" ] && return 0
+    mkdir -p "$d"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+        -subj /CN=chain-root -keyout "$d/root.key" -out "$d/root.pem" 2>/dev/null
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=chain-int \
+        -keyout "$d/int.key" -out "$d/int.csr" 2>/dev/null
+    printf 'basicConstraints=critical,CA:true\nkeyUsage=keyCertSign\n' > "$d/int.ext"
+    openssl x509 -req -in "$d/int.csr" -CA "$d/root.pem" -CAkey "$d/root.key" \
+        -CAcreateserial -days 2 -extfile "$d/int.ext" -out "$d/int.pem" 2>/dev/null
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=localhost \
+        -keyout "$d/server.key" -out "$d/server.csr" 2>/dev/null
+    printf 'subjectAltName=DNS:localhost\n' > "$d/server.ext"
+    openssl x509 -req -in "$d/server.csr" -CA "$d/int.pem" -CAkey "$d/int.key" \
+        -CAcreateserial -days 2 -extfile "$d/server.ext" -out "$d/leaf.pem" 2>/dev/null
+    cat "$d/leaf.pem" "$d/int.pem" > "$d/server.pem"
+}
+
+@test "a verify callback judges a session's server with the chain it sent (intermediate CA), in memory and from the store" {
+    make_chain
+    local d="$BATS_FILE_TMPDIR/chain" v
+    for v in --tls13 --tls12; do
+        CERT="$d/server.pem" KEY="$d/server.key" start_psk $v
+        run with_shim "$CLIENT" --n 4 ${v/--tls13/} --cafile "$d/root.pem" --verify-cb \
+            --pin "$d/leaf.pem" --sni localhost --verify-host localhost "$PORT"
+        assert_success
+        assert_equal "$(resumed)" 3
+        # One process per connection, through the store.
+        CERT="$d/server.pem" KEY="$d/server.key" start_psk $v
+        local k
+        for k in 1 2 3 4; do
+            run env RESUMESHIM_STORE="$BATS_TEST_TMPDIR/store$v" LD_PRELOAD="$PRELOAD" \
+                timeout 60 "$CLIENT" --n 1 ${v/--tls13/} --cafile "$d/root.pem" --verify-cb \
+                --pin "$d/leaf.pem" --sni localhost --verify-host localhost "$PORT"
+            assert_success
+        done
+        assert_equal "$(resumed)" 3
+    done
+}
+
+@test "an OCSP status callback on a connection that asks for a staple: never offered" {
     start_psk --tls13
-    never_offered_to_alt --cert-verify-cb
+    never_offered_to_alt --ocsp-cb --ocsp-request
+}
+
+@test "an OCSP status callback that OpenSSL never calls (no staple asked for) does not stop resumption" {
+    start_psk --tls13
+    run with_shim "$CLIENT" --n 6 --cafile "$CA" --ocsp-cb "$PORT"
+    assert_success
+    assert_equal "$(resumed)" 5
 }
 
 @test "not offered across CA directories, though both stores start empty" {

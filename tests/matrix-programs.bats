@@ -1,0 +1,337 @@
+#!/usr/bin/env bats
+# Real programs, unmodified, each making N HTTPS requests (a new connection
+# each) in one process to a local server that logs whether each session was
+# resumed: once without the shim and once with it. The README's "Tested
+# programs" table is these rows. Programs that keep sessions themselves
+# (curl, wrk, openssl s_client -reconnect) must resume exactly as often
+# with the shim as without; programs the shim cannot reach must run as
+# without it.
+
+# Shell snippets below are single-quoted on purpose: their own arguments.
+# shellcheck disable=SC2016
+
+load helpers
+load matrix
+
+N=10
+P="$BATS_TEST_DIRNAME/programs"
+
+# Under make test-asan (SHIM_PRELOAD set): curl hangs beside libasan, with
+# or without the shim, so it runs under the plain build; PHP loads opcache
+# with RTLD_DEEPBIND, which the sanitizer runtime refuses, so it runs
+# without its ini files (its OpenSSL support is built in).
+preload_for() { case $1 in curl) echo "$SHIM" ;; *) echo "$PRELOAD" ;; esac; }
+PHP=(php)
+[ -z "${SHIM_PRELOAD:-}" ] || PHP=(php -n)
+
+setup_file() {
+    make_certs "$BATS_FILE_TMPDIR"
+    CA="$BATS_FILE_TMPDIR/ca.pem" CERT="$BATS_FILE_TMPDIR/server.pem"
+    KEY="$BATS_FILE_TMPDIR/server.key"
+    export CA CERT KEY
+    mx_nginx nginx nginx-stateful nginx-close
+    mx_s_server
+    local s
+    for s in nginx13 nginx12 nginx-stateful13 nginx-stateful12 nginx-close13 nginx-close12 \
+             s_server13 s_server12; do
+        wait_port "$(srv_port "$s")"
+    done
+}
+
+teardown_file() { mx_stop_all; }
+
+# counted SERVER EXPECTED CMD...: runs CMD (every @PORT@ in it replaced by
+# the server's port), which must succeed; the server must then have logged
+# N connections of which EXPECTED resumed (">=K": at least K). Sets
+# $counted to "RESUMED CONNECTIONS".
+counted() {
+    local server="$1" expected="$2"
+    shift 2
+    local port
+    port=$(srv_port "$server")
+    srv_reset "$server"
+    run timeout 120 "${@//@PORT@/$port}"
+    assert_success
+    counted=$(srv_count "$server")
+    local resumed=${counted% *} conns=${counted#* }
+    assert_equal "$conns" "$N"
+    if [ "${expected#>=}" != "$expected" ]; then
+        [ "$resumed" -ge "${expected#>=}" ] || fail "resumed $resumed of $N, expected $expected"
+    else
+        assert_equal "$resumed" "$expected"
+    fi
+}
+
+# row SERVER WITHOUT WITH CMD...: CMD without the shim, then under it.
+row() {
+    local server="$1" without="$2" with="$3"
+    shift 3
+    counted "$server" "$without" "$@"
+    counted "$server" "$with" env LD_PRELOAD="$(preload_for "$1")" "$@"
+}
+
+# Each request on a connection of its own: curl would otherwise keep one.
+urls() {
+    local _
+    for _ in $(seq "$N"); do printf 'https://localhost:@PORT@/ '; done
+}
+
+@test "C client, non-blocking: SSL_connect retried under poll on WANT_READ" {
+    local v
+    for v in 13 12; do
+        row nginx$v 0 $((N - 1)) "$CLIENT" --mode nonblock --n "$N" --cafile "$CA" \
+            --sni localhost --verify-host localhost @PORT@
+        # The handshakes did wait in poll (under make test-asan the client
+        # can be slow enough for every reply to be there already).
+        [ -n "${SHIM_PRELOAD:-}" ] ||
+            [ "$(sed -n 's/.*polled=\([0-9]*\).*/\1/p' <<< "$output")" -gt 0 ]
+    done
+}
+
+@test "Python urllib.request.urlopen, a new SSL context per request" {
+    row nginx13 0 $((N - 1)) "$PY" "$P/py_urllib.py" localhost @PORT@ "$N" "$CA"
+    row nginx12 0 $((N - 1)) "$PY" "$P/py_urllib.py" localhost @PORT@ "$N" "$CA"
+}
+
+@test "Python http.client" {
+    row nginx13 0 $((N - 1)) "$PY" "$P/py_httpclient.py" localhost @PORT@ "$N" "$CA"
+    row nginx12 0 $((N - 1)) "$PY" "$P/py_httpclient.py" localhost @PORT@ "$N" "$CA"
+}
+
+@test "Python requests (Debian's python3-requests; SSL_OP_NO_TICKET)" {
+    row nginx13 0 $((N - 1)) "$PY" "$P/py_requests.py" localhost @PORT@ "$N" "$CA"
+    # urllib3 turns TLS 1.2 session tickets off: a TLS 1.2 session can
+    # then only resume from the server's session cache, which nginx keeps
+    # only when configured to (nginx-stateful).
+    row nginx12 0 0 "$PY" "$P/py_requests.py" localhost @PORT@ "$N" "$CA"
+    row nginx-stateful12 0 $((N - 1)) "$PY" "$P/py_requests.py" localhost @PORT@ "$N" "$CA"
+}
+
+@test "Python asyncio streams with ssl= (memory BIOs)" {
+    row nginx13 0 $((N - 1)) "$PY" "$P/py_asyncio.py" localhost @PORT@ "$N" "$CA"
+    row nginx12 0 $((N - 1)) "$PY" "$P/py_asyncio.py" localhost @PORT@ "$N" "$CA"
+}
+
+@test "PHP file_get_contents with an https stream context (verify callback)" {
+    row nginx13 0 $((N - 1)) "${PHP[@]}" "$P/fetch.php" localhost @PORT@ "$N" "$CA"
+    row nginx12 0 $((N - 1)) "${PHP[@]}" "$P/fetch.php" localhost @PORT@ "$N" "$CA"
+}
+
+@test "Ruby Net::HTTP (verify callback; SSL objects freed only by the garbage collector)" {
+    # TLS 1.3: each connection's newest ticket stays with its SSL until the
+    # garbage collector frees it, and nginx sends one ticket per resumed
+    # handshake, so about every other connection finds none (see README).
+    row nginx13 0 ">=$((N / 2 - 1))" ruby "$P/fetch.rb" localhost @PORT@ "$N" "$CA"
+    row nginx12 0 $((N - 1)) ruby "$P/fetch.rb" localhost @PORT@ "$N" "$CA"
+}
+
+@test "Perl LWP::UserAgent, IO::Socket::SSL's default (OCSP stapling asked for): not resumed" {
+    row nginx13 0 0 perl "$P/lwp.pl" localhost @PORT@ "$N" "$CA"
+    row nginx12 0 0 perl "$P/lwp.pl" localhost @PORT@ "$N" "$CA"
+}
+
+@test "Perl LWP::UserAgent with SSL_ocsp_mode => SSL_OCSP_NO_STAPLE" {
+    row nginx13 0 $((N - 1)) perl "$P/lwp.pl" localhost @PORT@ "$N" "$CA" no-staple
+    row nginx12 0 $((N - 1)) perl "$P/lwp.pl" localhost @PORT@ "$N" "$CA" no-staple
+}
+
+@test "Perl IO::Socket::SSL, default (OCSP stapling asked for): not resumed" {
+    row nginx13 0 0 perl "$P/iosocketssl.pl" localhost @PORT@ "$N" "$CA"
+    row nginx12 0 0 perl "$P/iosocketssl.pl" localhost @PORT@ "$N" "$CA"
+}
+
+@test "Perl IO::Socket::SSL with SSL_ocsp_mode => SSL_OCSP_NO_STAPLE" {
+    row nginx13 0 $((N - 1)) perl "$P/iosocketssl.pl" localhost @PORT@ "$N" "$CA" no-staple
+    row nginx12 0 $((N - 1)) perl "$P/iosocketssl.pl" localhost @PORT@ "$N" "$CA" no-staple
+}
+
+@test "curl, N URLs in one process: its own session cache, unchanged by the shim" {
+    # shellcheck disable=SC2046
+    row nginx13 $((N - 1)) $((N - 1)) curl -sS -H 'Connection: close' --cacert "$CA" $(urls)
+    # curl turns TLS 1.2 session tickets off (SSL_OP_NO_TICKET): TLS 1.2
+    # resumes only from a server's session cache, shim or not.
+    # shellcheck disable=SC2046
+    row nginx12 0 0 curl -sS -H 'Connection: close' --cacert "$CA" $(urls)
+    # shellcheck disable=SC2046
+    row nginx-stateful12 $((N - 1)) $((N - 1)) curl -sS -H 'Connection: close' --cacert "$CA" \
+        $(urls)
+}
+
+# wrk_run SERVER [env...]: a one-second run of wrk with 2 connections
+# against a server that closes after every request. Sets $wrk_conns
+# (connections the server saw) and $wrk_full (of those, not resumed).
+wrk_run() {
+    local server="$1" port c
+    shift
+    port=$(srv_port "$server")
+    srv_reset "$server"
+    run env "$@" timeout 60 wrk -t1 -c2 -d1s "https://localhost:$port/"
+    assert_success
+    c=$(srv_count "$server")
+    wrk_conns=${c#* }
+    wrk_full=$((${c#* } - ${c% *}))
+}
+
+@test "wrk: its own resumption (SSL_clear, same session), unchanged by the shim" {
+    local v
+    for v in 13 12; do
+        # One full handshake per wrk connection, every reconnection resumed.
+        wrk_run nginx-close$v
+        [ "$wrk_conns" -gt 100 ]
+        assert_equal "$wrk_full" 2
+        wrk_run nginx-close$v LD_PRELOAD="$PRELOAD"
+        [ "$wrk_conns" -gt 100 ]
+        assert_equal "$wrk_full" 2
+    done
+}
+
+@test "openssl s_client -sess_out / -sess_in: its own resumption, unchanged by the shim" {
+    # One process per connection; each after the first reads the session
+    # the first wrote.
+    local v
+    for v in 13 12; do
+        row s_server$v $((N - 1)) $((N - 1)) sh -c '
+            rm -f "$3"
+            for i in $(seq "$2"); do
+                s=-sess_out; [ -f "$3" ] && s=-sess_in
+                printf "GET / HTTP/1.0\r\n\r\n" | openssl s_client -connect 127.0.0.1:@PORT@ \
+                    -servername localhost -CAfile "$1" -verify_return_error -ign_eof $s "$3" \
+                    > /dev/null 2>&1 || exit 1
+            done' sh "$CA" "$N" "$BATS_TEST_TMPDIR/sess.pem"
+    done
+}
+
+# One process per connection: nothing to resume inside a process; the
+# shim's cross-process store (RESUMESHIM_STORE) carries sessions from one
+# to the next.
+# per_process SERVER WITH-STORE CMD...: CMD run N times (one connection
+# each) without the shim, with it, and with it and a store.
+per_process() {
+    local server="$1" with_store="$2"
+    shift 2
+    local store="$BATS_TEST_TMPDIR/store"
+    local repeat='n=$1; shift; for _ in $(seq "$n"); do "$@" || exit 1; done'
+    rm -rf "$store"
+    counted "$server" 0 bash -c "$repeat" sh "$N" "$@"
+    counted "$server" 0 env LD_PRELOAD="$(preload_for "$1")" bash -c "$repeat" sh "$N" "$@"
+    counted "$server" "$with_store" env LD_PRELOAD="$(preload_for "$1")" RESUMESHIM_STORE="$store" \
+        bash -c "$repeat" sh "$N" "$@"
+}
+
+@test "curl, one process per request, with the store" {
+    per_process nginx13 $((N - 1)) curl -sS --cacert "$CA" https://localhost:@PORT@/
+    # TLS 1.2: curl turns tickets off, so the server's cache is needed
+    per_process nginx-stateful12 $((N - 1)) curl -sS --cacert "$CA" https://localhost:@PORT@/
+}
+
+@test "openssl s_client, one process per connection, with the store" {
+    local v
+    for v in 13 12; do
+        per_process s_server$v $((N - 1)) sh -c '
+            printf "GET / HTTP/1.0\r\n\r\n" | openssl s_client -connect 127.0.0.1:@PORT@ \
+                -servername localhost -CAfile "$1" -verify_return_error -ign_eof > /dev/null 2>&1
+            ' sh "$CA"
+    done
+}
+
+@test "socat with an openssl: address, one process per connection, with the store" {
+    local v
+    for v in 13 12; do
+        per_process nginx$v $((N - 1)) sh -c '
+            printf "GET / HTTP/1.0\r\nHost: localhost\r\n\r\n" |
+                socat - "OPENSSL:localhost:@PORT@,cafile=$1" | grep -qx ok' sh "$CA"
+    done
+}
+
+@test "Python urllib, one process per request, with the store" {
+    per_process nginx13 $((N - 1)) "$PY" "$P/py_urllib.py" localhost @PORT@ 1 "$CA"
+    per_process nginx12 $((N - 1)) "$PY" "$P/py_urllib.py" localhost @PORT@ 1 "$CA"
+}
+
+# same_output CMD...: CMD run without and with the shim prints the same,
+# exits the same (0), and the shim does not report (RESUMESHIM_STATS=1
+# would print a summary line on stderr had it been loaded).
+same_output() {
+    local d="$BATS_TEST_TMPDIR" rc0=0 rc1=0
+    "$@" > "$d/out0" 2> "$d/err0" || rc0=$?
+    env LD_PRELOAD="$PRELOAD" RESUMESHIM_STATS=1 "$@" > "$d/out1" 2> "$d/err1" || rc1=$?
+    assert_equal "$rc0" 0
+    assert_equal "$rc1" 0
+    run diff "$d/out0" "$d/out1"
+    assert_success
+    run grep -c resumeshim "$d/err1"
+    assert_output 0
+}
+
+@test "PHP, one process per request, with the store (its verify callback sees the stored chain)" {
+    per_process nginx13 $((N - 1)) "${PHP[@]}" "$P/fetch.php" localhost @PORT@ 1 "$CA"
+    per_process nginx12 $((N - 1)) "${PHP[@]}" "$P/fetch.php" localhost @PORT@ 1 "$CA"
+}
+
+@test "a program that exits without freeing its connection still leaves its newest ticket to the store" {
+    # As wget does: no SSL_shutdown, no SSL_free. The ticket the connection
+    # held reaches the store at exit, and no ticket is offered twice.
+    local v k
+    for v in --tls13 --tls12; do
+        start_psk "$v"
+        for k in $(seq "$N"); do
+            run env LD_PRELOAD="$PRELOAD" RESUMESHIM_STORE="$BATS_TEST_TMPDIR/store$v" \
+                timeout 60 "$CLIENT" --no-free --n 1 --cafile "$CA" --sni localhost \
+                --verify-host localhost "$PORT"
+            assert_success
+        done
+        assert_equal "$(resumed)" $((N - 1))
+        assert_equal "$(offered_twice)" ""
+    done
+}
+
+@test "wget built from Debian's source with OpenSSL, one process per request, with the store" {
+    # Built once (about a minute) and kept in build/wget-openssl.
+    local w
+    w="$ROOT/$("$ROOT/scripts/build-wget-openssl")"
+    ldd "$w" | grep -q 'libssl\.so\.3'
+    # wget exits without freeing its connection: its newest TLS 1.3 ticket
+    # reaches the store at exit.
+    per_process nginx13 $((N - 1)) "$w" -q -O /dev/null --ca-certificate="$CA" \
+        https://localhost:@PORT@/
+    per_process nginx12 $((N - 1)) "$w" -q -O /dev/null --ca-certificate="$CA" \
+        https://localhost:@PORT@/
+}
+
+@test "unaffected: Debian's wget (GnuTLS), unharmed" {
+    local v port
+    for v in 13 12; do
+        port=$(srv_port nginx-close$v)
+        # shellcheck disable=SC2046
+        same_output wget -q -O - --ca-certificate="$CA" $(urls | sed "s/@PORT@/$port/g")
+        assert_equal "$(grep -c '^ok$' "$BATS_TEST_TMPDIR/out1")" "$N"
+        # shellcheck disable=SC2046
+        row nginx-close$v 0 0 wget -q -O /dev/null --ca-certificate="$CA" $(urls)
+    done
+}
+
+@test "unaffected: a statically linked OpenSSL program, unharmed" {
+    local v
+    for v in 13 12; do
+        same_output "$ROOT/tests/bin/client-static" --n "$N" --cafile "$CA" \
+            --verify-host localhost --sni localhost "$(srv_port nginx$v)"
+        assert_equal "$(cat "$BATS_TEST_TMPDIR/out1")" "reused=0 of=$N failed=0"
+        row nginx$v 0 0 "$ROOT/tests/bin/client-static" --n "$N" --cafile "$CA" @PORT@
+    done
+}
+
+@test "unaffected: a setuid program (the loader ignores LD_PRELOAD), unharmed" {
+    # Another user's setuid copy of the test client: run by us, it is a
+    # secure-execution program, for which the loader drops LD_PRELOAD.
+    local d="$BATS_TEST_TMPDIR/suid" v
+    mkdir -p "$d"
+    chmod 755 "$d"
+    cp "$CLIENT" "$d/client"
+    chown daemon "$d/client"
+    chmod 4755 "$d/client"
+    for v in 13 12; do
+        same_output "$d/client" --n "$N" "$(srv_port nginx$v)"
+        assert_equal "$(cat "$BATS_TEST_TMPDIR/out1")" "reused=0 of=$N failed=0"
+        row nginx$v 0 0 "$d/client" --n "$N" @PORT@
+    done
+}

@@ -1,0 +1,20 @@
+# N requests with LWP::UserAgent (a new agent, and connection, each).
+# usage: perl lwp.pl HOST PORT N CAFILE [no-staple]; prints "ok N".
+use strict;
+use warnings;
+use IO::Socket::SSL qw(SSL_OCSP_NO_STAPLE);
+use LWP::UserAgent;
+
+my ($host, $port, $n, $ca, $staple) = @ARGV;
+# IO::Socket::SSL asks for a stapled OCSP response and installs a status
+# callback to judge it, unless told not to ("no-staple").
+my @ocsp = ($staple // '') eq 'no-staple' ? (SSL_ocsp_mode => SSL_OCSP_NO_STAPLE) : ();
+my $good = 0;
+for (1 .. $n) {
+    my $ua = LWP::UserAgent->new(ssl_opts => { SSL_ca_file => $ca, verify_hostname => 1, @ocsp },
+                                 keep_alive => 0);
+    my $r = $ua->get("https://$host:$port/");
+    $good++ if $r->is_success && $r->decoded_content =~ /^ok\s*$/;
+}
+print "ok $good\n";
+exit($good == $n ? 0 : 1);
