@@ -33,6 +33,11 @@
 
 static char *dir; /* absolute; NULL: sessions stay in memory */
 
+/* Guards what this process keeps of the store: the salt last read (for
+ * store_encode) and the mirror of sessions it wrote. */
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static char salt_seen[HEX_LEN + 1];
+
 struct stored {
     char salt[HEX_LEN + 1];   /* what the names below were made with */
     char name[HEX_LEN + 3];   /* s-HEX */
@@ -257,14 +262,25 @@ static bool get_salt(int dfd, bool create, char salt[HEX_LEN + 1])
 }
 
 /* Names the entry for a key: its file and the server it is for. */
-static bool name_entry(int dfd, const struct key *k, struct stored *st)
+static bool name_with(const struct key *k, struct stored *st)
 {
     char hex[HEX_LEN + 1];
-    if (!get_salt(dfd, true, st->salt) || !salted(st->salt, k->bytes, k->len, hex) ||
+    if (!salted(st->salt, k->bytes, k->len, hex) ||
         !salted(st->salt, k->server, strlen(k->server), st->server))
         return false;
     snprintf(st->name, sizeof st->name, "s-%s", hex);
     return true;
+}
+
+/* Reads the salt (the lock is held): it may have been made anew since. */
+static bool name_entry(int dfd, const struct key *k, struct stored *st)
+{
+    if (!get_salt(dfd, true, st->salt))
+        return false;
+    pthread_mutex_lock(&cache_lock);
+    memcpy(salt_seen, st->salt, sizeof salt_seen);
+    pthread_mutex_unlock(&cache_lock);
+    return name_with(k, st);
 }
 
 /* Makes room for one more server: drops the least recently used entries
@@ -408,15 +424,14 @@ static struct mirrored {
     struct pooled p;
 } mirror[MIRROR];
 static unsigned mirror_next;
-static pthread_mutex_t mirror_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void mirror_add(uint64_t id, struct pooled *p)
 {
-    pthread_mutex_lock(&mirror_lock);
+    pthread_mutex_lock(&cache_lock);
     struct mirrored *m = &mirror[mirror_next++ % MIRROR];
     struct pooled old = m->p;
     *m = (struct mirrored){id, *p};
-    pthread_mutex_unlock(&mirror_lock);
+    pthread_mutex_unlock(&cache_lock);
     *p = (struct pooled){0};
     pooled_free(&old);
 }
@@ -426,7 +441,7 @@ static void mirror_add(uint64_t id, struct pooled *p)
 static bool mirror_take(uint64_t id, bool tls13, struct pooled *out)
 {
     bool found = false;
-    pthread_mutex_lock(&mirror_lock);
+    pthread_mutex_lock(&cache_lock);
     for (unsigned i = 0; i < MIRROR && !found; i++) {
         struct mirrored *m = &mirror[i];
         if (m->p.sess == NULL || m->id != id)
@@ -441,23 +456,23 @@ static bool mirror_take(uint64_t id, bool tls13, struct pooled *out)
             out->chain = chain_copy(&m->p.chain);
         }
     }
-    pthread_mutex_unlock(&mirror_lock);
+    pthread_mutex_unlock(&cache_lock);
     return found;
 }
 
 void store_atfork_prepare(void)
 {
-    pthread_mutex_lock(&mirror_lock);
+    pthread_mutex_lock(&cache_lock);
 }
 
 void store_atfork_parent(void)
 {
-    pthread_mutex_unlock(&mirror_lock);
+    pthread_mutex_unlock(&cache_lock);
 }
 
 void store_atfork_child(void)
 {
-    pthread_mutex_init(&mirror_lock, NULL);
+    pthread_mutex_init(&cache_lock, NULL);
 }
 
 static bool decode(const struct record *r, struct pooled *out)
@@ -567,16 +582,25 @@ bool store_put(const struct key *k, struct pooled *p)
     return ok;
 }
 
+/* Named with the salt last seen, without touching the store: a program
+ * reserves a ticket on every connection. store_write checks that salt is
+ * still the store's. */
 struct stored *store_encode(const struct key *k, const struct pooled *p)
 {
-    int saved = errno, dfd;
+    int saved = errno, dfd = -1, lfd = -1;
     struct stored *st = encode(p);
-    int lfd = st != NULL ? lock_open(&dfd) : (dfd = -1);
-    if (st != NULL && (lfd < 0 || !name_entry(dfd, k, st))) {
+    if (st != NULL) {
+        pthread_mutex_lock(&cache_lock);
+        memcpy(st->salt, salt_seen, sizeof salt_seen);
+        pthread_mutex_unlock(&cache_lock);
+    }
+    bool ok = st != NULL && st->salt[0] != '\0' ? name_with(k, st)
+              : st != NULL && (lfd = lock_open(&dfd)) >= 0 && name_entry(dfd, k, st);
+    unlock_close(dfd, lfd);
+    if (!ok) {
         free(st);
         st = NULL;
     }
-    unlock_close(dfd, lfd);
     errno = saved;
     return st;
 }
