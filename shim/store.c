@@ -218,16 +218,22 @@ static bool parse_salt(const char *buf, size_t len, char salt[HEX_LEN + 1])
     return true;
 }
 
-/* Entries named under another salt can never be found again. */
-static void remove_entries(int dfd)
+/* The store's entries, read through a descriptor of their own. */
+static DIR *listing(int dfd)
 {
     int fd = dup(dfd);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (d == NULL) {
-        if (fd >= 0)
-            close(fd);
+    if (d == NULL && fd >= 0)
+        close(fd);
+    return d;
+}
+
+/* Entries named under another salt can never be found again. */
+static void remove_entries(int dfd)
+{
+    DIR *d = listing(dfd);
+    if (d == NULL)
         return;
-    }
     struct dirent *e;
     while ((e = readdir(d)) != NULL)
         if (strncmp(e->d_name, "s-", 2) == 0)
@@ -287,13 +293,9 @@ static bool name_entry(int dfd, const struct key *k, struct stored *st)
  * beyond the limit. Runs only when an entry is created. */
 static void evict(int dfd)
 {
-    int fd = dup(dfd);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (d == NULL) {
-        if (fd >= 0)
-            close(fd);
+    DIR *d = listing(dfd);
+    if (d == NULL)
         return;
-    }
     for (;;) {
         long count = 0;
         char oldest[NAME_MAX + 1] = "";
