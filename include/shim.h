@@ -93,6 +93,7 @@ struct key {
     size_t len; /* 0: this connection has no usable key, never resume it */
     unsigned char bytes[KEY_MAX];
     char server[300]; /* host:port, for the store's listing (never in clear) */
+    unsigned hash;    /* of the bytes, for the pool's table */
 };
 /* Settings that change a verdict but that OpenSSL 3.0 offers no getter
  * for, recorded by their hooks as the application makes them: on the
@@ -176,6 +177,8 @@ void pool_flush(void);
 /* Whether the server accepted what was offered to it. */
 void pool_verdict(const struct key *k, bool resumed);
 unsigned pool_generation(void);
+/* The table's hash of a key's bytes, taken once when the key is built. */
+unsigned pool_key_hash(const unsigned char *bytes, size_t len);
 void pool_atfork_prepare(void);
 void pool_atfork_parent(void);
 void pool_atfork_child(void);

@@ -312,8 +312,11 @@ static void handshake_done(struct conn *c, SSL *s)
         R(SSL_SESSION_free)(c->offered);
         c->offered = NULL;
     }
-    /* A session restored from the store has the leaf but not the chain. */
-    STACK_OF(X509) *chain = ossl_SSL_get_peer_cert_chain(s);
+    /* The chain the server sent, for the store and for re-verification
+     * (whether a connection re-verifies is in its key); a session restored
+     * from the store has the leaf but not the chain. */
+    STACK_OF(X509) *chain =
+        store_on() || c->reverify ? ossl_SSL_get_peer_cert_chain(s) : NULL;
     if (chain != NULL)
         c->chain.certs = R(X509_chain_up_ref)(chain);
     else if (reused)

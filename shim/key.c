@@ -385,6 +385,9 @@ void key_build(SSL *s, const struct recorded *conn, const struct recorded *ctx_r
         k->len = 0;
         return;
     }
+    /* Pools of connections whose callbacks are asked again keep the peer
+     * chain for them; the others need not. */
+    put_num(k, 'J', reverify_needed(s, ctx_rec));
     put_verify_param(k, s);
     put_store(k, 's', R(SSL_CTX_get_cert_store)(ctx));
     X509_STORE *own = NULL;
@@ -393,4 +396,5 @@ void key_build(SSL *s, const struct recorded *conn, const struct recorded *ctx_r
     put_own_cert(k, s);
     put_recorded(k, conn, ctx_rec);
     put_ciphers(k, s);
+    k->hash = pool_key_hash(k->bytes, k->len);
 }

@@ -36,6 +36,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t disowned[DISOWNED];
 static unsigned disowned_next;
 static struct server *servers;   /* in least-recently-used-first order */
+static unsigned refusing;        /* servers whose last offer was refused */
 static unsigned generation;
 
 /* Sessions to free once the lock is released. A pool operation drops at
@@ -129,17 +130,27 @@ static void drop_server(struct server *sv, struct dropped *d)
         drop(d, sv->t13[i], ST_EVICTED);
     if (sv->t12.sess != NULL)
         drop(d, sv->t12, ST_EVICTED);
+    if (sv->refusals > 0)
+        __atomic_fetch_sub(&refusing, 1, __ATOMIC_RELAXED);
     HASH_DELETE(hh, servers, sv);
     free(sv->t13);
     free(sv);
 }
 
-/* Keys run to hundreds of bytes: each lookup hashes one once, and moving
- * a server to the tail (which keeps the table in LRU order) reuses it. */
+unsigned pool_key_hash(const unsigned char *bytes, size_t len)
+{
+    unsigned hv;
+    HASH_VALUE(bytes, len, hv);
+    return hv;
+}
+
+/* Keys run to hundreds of bytes: a key is hashed once when it is built,
+ * and moving a server to the tail (which keeps the table in LRU order)
+ * reuses that hash. */
 static struct server *find(const struct key *k, unsigned *hv)
 {
     struct server *sv;
-    HASH_VALUE(k->bytes, k->len, *hv);
+    *hv = k->hash;
     HASH_FIND_BYHASHVALUE(hh, servers, k->bytes, k->len, *hv, sv);
     if (sv != NULL) {
         HASH_DELETE(hh, servers, sv);
@@ -212,16 +223,25 @@ void pool_take(const struct key *k, time_t now, struct pooled *out)
  * full handshake brings new ones, offered first (newest first). */
 void pool_verdict(const struct key *k, bool resumed)
 {
+    /* The common case, a resumption while no server refuses, takes no lock. */
+    if (resumed && __atomic_load_n(&refusing, __ATOMIC_RELAXED) == 0)
+        return;
     struct dropped d = {0};
     pthread_mutex_lock(&lock);
     unsigned hv;
     struct server *sv = find(k, &hv);
     if (sv == NULL && !resumed)
         sv = create(k, hv, &d);
-    if (sv != NULL && resumed)
+    if (sv != NULL && resumed) {
+        if (sv->refusals > 0)
+            __atomic_fetch_sub(&refusing, 1, __ATOMIC_RELAXED);
         sv->refusals = 0;
-    else if (sv != NULL && ++sv->refusals >= 3)
-        sv->skip = 1u << (sv->refusals < 8 ? sv->refusals - 2 : 6);
+    } else if (sv != NULL) {
+        if (sv->refusals++ == 0)
+            __atomic_fetch_add(&refusing, 1, __ATOMIC_RELAXED);
+        if (sv->refusals >= 3)
+            sv->skip = 1u << (sv->refusals < 8 ? sv->refusals - 2 : 6);
+    }
     unlock_and_free(&d);
 }
 
@@ -292,7 +312,7 @@ void pool_discard(const struct key *k, const SSL_SESSION *sess)
     }
     struct server *sv, *tmp;
     if (k != NULL) {
-        HASH_FIND(hh, servers, k->bytes, k->len, sv);
+        HASH_FIND_BYHASHVALUE(hh, servers, k->bytes, k->len, k->hash, sv);
         if (sv != NULL)
             discard_from(sv, sess, &d);
     } else {
