@@ -19,7 +19,8 @@ VERSION := $(shell sed -n 's/^version=//p' scripts/resumeshim)
 SRCS := $(wildcard shim/*.c)
 OBJS := $(SRCS:shim/%.c=build/%.o)
 HDRS := $(wildcard include/*.h include/*.def)
-TESTBIN := tests/bin/client tests/bin/pskserver tests/bin/fuzzstore tests/bin/delayrelay
+TESTBIN := tests/bin/client tests/bin/pskserver tests/bin/fuzzstore tests/bin/delayrelay \
+           tests/bin/lifecycle
 
 all: libresumeshim.so
 

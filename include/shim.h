@@ -198,7 +198,7 @@ void store_atfork_child(void);
 /* A session encoded and named now, to be written later by store_write,
  * which calls no OpenSSL function (it may run after OpenSSL's cleanup). */
 struct stored *store_encode(const struct key *k, const struct pooled *p);
-void store_write(const struct stored *st);
+void store_write(struct stored *const *list, unsigned n);
 
 /* session.c: properties of sessions. */
 bool session_is_tls13(const SSL_SESSION *sess);

@@ -1,6 +1,7 @@
 /* One-time set-up, on the first call of any hook rather than at load time:
  * a program that never touches OpenSSL pays nothing and, with a bad
  * RESUMESHIM_* value, is not even warned about a shim it does not use. */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -41,7 +42,17 @@ static void child(void)
     stats_reset();
 }
 
+static void init_once(void);
+
 static void init(void)
+{
+    /* The program may read errno after the OpenSSL call that started us. */
+    int saved = errno;
+    init_once();
+    errno = saved;
+}
+
+static void init_once(void)
 {
     config_load();
     if (!real_resolve()) {

@@ -37,6 +37,10 @@ static uint64_t disowned[DISOWNED];
 static unsigned disowned_next;
 static struct server *servers;   /* in least-recently-used-first order */
 static unsigned refusing;        /* servers whose last offer was refused */
+/* After the exit flush the store hears nothing more from this process: a
+ * connection freed later still (by an exit handler registered after ours)
+ * would publish a ticket the flush already wrote. */
+static bool flushed;
 static unsigned generation;
 
 /* Sessions to free once the lock is released. A pool operation drops at
@@ -250,16 +254,18 @@ void pool_put(const struct key *k, struct pooled p, unsigned gen)
     struct dropped d = {0};
     pthread_mutex_lock(&lock);
     bool tls13 = session_is_tls13(p.sess);
-    bool wanted = gen == generation && !(tls13 && is_disowned(ticket_digest(p.sess)));
-    if (wanted && store_on()) {
+    uint64_t digest = tls13 ? ticket_digest(p.sess) : 0;
+    bool wanted = gen == generation && !(tls13 && is_disowned(digest));
+    if (wanted && store_on() && !flushed) {
         pthread_mutex_unlock(&lock);
         if (store_put(k, &p)) {
             stat_add(ST_TICKETS);
             pooled_free(&p);
             return;
         }
+        /* The application may have offered or saved it meanwhile. */
         pthread_mutex_lock(&lock);
-        wanted = gen == generation;
+        wanted = gen == generation && !(tls13 && is_disowned(digest));
     }
     unsigned hv = 0;
     struct server *sv = wanted ? find(k, &hv) : NULL;
@@ -357,13 +363,14 @@ void pool_atfork_child(void)
 
 void pool_reserve(const struct key *k, struct pooled p, unsigned gen)
 {
-    struct stored *st = store_on() ? store_encode(k, &p) : NULL;
+    struct stored *st =
+        store_on() && !__atomic_load_n(&flushed, __ATOMIC_RELAXED) ? store_encode(k, &p) : NULL;
     uint64_t digest = ticket_digest(p.sess);
     pooled_free(&p);
     if (st == NULL)
         return;
     pthread_mutex_lock(&lock);
-    if (gen != generation || is_disowned(digest)) {
+    if (gen != generation || is_disowned(digest) || flushed) {
         pthread_mutex_unlock(&lock);
         free(st);
         return;
@@ -395,15 +402,20 @@ void pool_unreserve(const SSL_SESSION *sess)
 
 void pool_flush(void)
 {
-    struct reserved r[RESERVED];
+    struct stored *st[RESERVED];
     pthread_mutex_lock(&lock);
     unsigned n = n_reserved;
-    memcpy(r, reserved, n * sizeof *r);
-    n_reserved = 0;
-    pthread_mutex_unlock(&lock);
     for (unsigned i = 0; i < n; i++) {
-        store_write(r[i].st);
+        st[i] = reserved[i].st;
+        if (!is_disowned(reserved[i].digest))
+            disowned[disowned_next++ % DISOWNED] = reserved[i].digest;
+    }
+    n_reserved = 0;
+    flushed = true;
+    pthread_mutex_unlock(&lock);
+    store_write(st, n);
+    for (unsigned i = 0; i < n; i++) {
         stat_add(ST_TICKETS);
-        free(r[i].st);
+        free(st[i]);
     }
 }

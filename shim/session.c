@@ -24,11 +24,17 @@ struct chain chain_copy(const struct chain *c)
     return copy;
 }
 
+/* Programs may read a connection's chain from two threads at once (the
+ * getter takes a const SSL): each decodes, the first to finish publishes
+ * its copy, and the DER stays until the chain is freed. Decoding failures
+ * do not reach the application's error queue. */
 STACK_OF(X509) *chain_certs(struct chain *c)
 {
+    STACK_OF(X509) *have = __atomic_load_n(&c->certs, __ATOMIC_ACQUIRE);
+    if (have != NULL || c->der == NULL)
+        return have;
     const unsigned char *p = c->der, *end = c->der + c->der_len;
-    if (c->certs != NULL || c->der == NULL)
-        return c->certs;
+    R(ERR_set_mark)();
     OPENSSL_STACK *certs = R(OPENSSL_sk_new_null)();
     while (certs != NULL && p < end) {
         X509 *x = R(d2i_X509)(NULL, &p, (long)(end - p));
@@ -38,11 +44,14 @@ STACK_OF(X509) *chain_certs(struct chain *c)
             certs = NULL;
         }
     }
-    free(c->der);
-    c->der = NULL;
-    c->der_len = 0;
-    c->certs = (STACK_OF(X509) *)certs;
-    return c->certs;
+    R(ERR_pop_to_mark)();
+    if (certs != NULL &&
+        !__atomic_compare_exchange_n(&c->certs, &have, (STACK_OF(X509) *)certs, false,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        R(OPENSSL_sk_pop_free)(certs, (OPENSSL_sk_freefunc)ossl_X509_free);
+        return have;
+    }
+    return (STACK_OF(X509) *)certs;
 }
 
 unsigned char *chain_encode(const struct chain *c, size_t *len)

@@ -49,20 +49,22 @@ struct stored {
     char line[];              /* the record, as record_line wrote it */
 };
 
-/* One warning per process: a store refused once is refused every time. */
+/* One warning per process for each kind of trouble: a store refused once
+ * is refused every time. */
 static void refuse(const char *what, const struct stat *st)
 {
-    static int warned;
-    if (__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+    static int warned[2];
+    if (__atomic_exchange_n(&warned[st != NULL], 1, __ATOMIC_RELAXED))
         return;
+    const char *sep = what != NULL ? "/" : "", *name = what != NULL ? what : "";
     if (st != NULL)
         LOG(LOG_WARN,
             "RESUMESHIM_STORE: %s%s%s is not private (owner uid %ld, mode %03o; want uid %ld, "
             "not writable by others); keeping sessions in memory only",
-            dir, what != NULL ? "/" : "", what != NULL ? what : "", (long)st->st_uid, (unsigned)(st->st_mode & 0777), (long)geteuid());
+            dir, sep, name, (long)st->st_uid, (unsigned)(st->st_mode & 0777), (long)geteuid());
     else
-        LOG(LOG_WARN, "RESUMESHIM_STORE: cannot use %s%s%s (%s); keeping sessions in memory only",
-            dir, what != NULL ? "/" : "", what != NULL ? what : "", strerror(errno));
+        LOG(LOG_WARN, "RESUMESHIM_STORE: cannot use %s%s%s (%s); sessions stay in memory "
+            "while it fails", dir, sep, name, strerror(errno));
 }
 
 static bool private_dir(const struct stat *st)
@@ -111,13 +113,20 @@ static int open_file(int dfd, const char *name, int flags)
     return fd;
 }
 
+/* A store another process keeps locked past the wait is left alone for a
+ * while, so that a stuck holder costs each program one wait, not one per
+ * connection. */
+#define BUSY_PAUSE 10
+static time_t busy_until;
+
 static int lock_store(int dfd)
 {
     int fd = open_file(dfd, "lock", O_RDWR | O_CREAT);
     long waited = 0, pause = 20;
     while (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
         if ((errno != EWOULDBLOCK && errno != EINTR) || waited >= LOCK_WAIT_US) {
-            LOG(LOG_INFO, "store busy; this connection does without it");
+            LOG(LOG_INFO, "store busy; going on without it for %d s", BUSY_PAUSE);
+            __atomic_store_n(&busy_until, time(NULL) + BUSY_PAUSE, __ATOMIC_RELAXED);
             close(fd);
             return -1;
         }
@@ -129,20 +138,40 @@ static int lock_store(int dfd)
     return fd;
 }
 
-/* Opens the store and takes its lock: *dfd and the returned descriptor
- * are both to be closed, the lock going with the second. */
-static int lock_open(int *dfd)
+/* Held from opening the store to closing it again, and by the fork
+ * handlers: a child must not inherit the descriptor that holds the flock
+ * (the lock belongs to the open file, and would stay held as long as the
+ * child lives). Threads wait on the flock anyway. */
+static pthread_mutex_t op_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* One operation on the store: its directory and, while held, its lock. */
+struct op {
+    int dfd, lfd;
+    bool held; /* op_lock */
+};
+
+/* Opens the store and takes its lock; op_end must follow either way. */
+static bool op_begin(struct op *op)
 {
-    *dfd = open_dir();
-    return *dfd >= 0 ? lock_store(*dfd) : -1;
+    *op = (struct op){-1, -1, false};
+    if (time(NULL) < __atomic_load_n(&busy_until, __ATOMIC_RELAXED))
+        return false;
+    pthread_mutex_lock(&op_lock);
+    op->held = true;
+    op->dfd = open_dir();
+    op->lfd = op->dfd >= 0 ? lock_store(op->dfd) : -1;
+    return op->lfd >= 0;
 }
 
-static void unlock_close(int dfd, int lfd)
+static void op_end(struct op *op)
 {
-    if (lfd >= 0)
-        close(lfd);
-    if (dfd >= 0)
-        close(dfd);
+    if (op->lfd >= 0)
+        close(op->lfd);
+    if (op->dfd >= 0)
+        close(op->dfd);
+    if (op->held)
+        pthread_mutex_unlock(&op_lock);
+    *op = (struct op){-1, -1, false};
 }
 
 static char *read_all(int fd, size_t *len)
@@ -464,17 +493,20 @@ static bool mirror_take(uint64_t id, bool tls13, struct pooled *out)
 
 void store_atfork_prepare(void)
 {
+    pthread_mutex_lock(&op_lock);
     pthread_mutex_lock(&cache_lock);
 }
 
 void store_atfork_parent(void)
 {
     pthread_mutex_unlock(&cache_lock);
+    pthread_mutex_unlock(&op_lock);
 }
 
 void store_atfork_child(void)
 {
     pthread_mutex_init(&cache_lock, NULL);
+    pthread_mutex_init(&op_lock, NULL);
 }
 
 static bool decode(const struct record *r, struct pooled *out)
@@ -507,15 +539,15 @@ static bool decode(const struct record *r, struct pooled *out)
 
 void store_take(const struct key *k, time_t now, struct pooled *out)
 {
-    int saved = errno, dfd;
+    int saved = errno;
     out->sess = NULL;
     struct stored st;
-    int lfd = lock_open(&dfd);
-    if (lfd >= 0 && name_entry(dfd, k, &st)) {
+    struct op op;
+    if (op_begin(&op) && name_entry(op.dfd, k, &st)) {
         struct record recs[RECORDS_MAX];
         bool keep[RECORDS_MAX];
         char *buf;
-        int n = load(dfd, &st, &buf, recs);
+        int n = load(op.dfd, &st, &buf, recs);
         bool changed = n == 0 && buf != NULL;
         for (int i = 0; i < n; i++) {
             keep[i] = alive(&recs[i], now);
@@ -527,16 +559,23 @@ void store_take(const struct key *k, time_t now, struct pooled *out)
                 keep[i] = decode(&recs[i], out) && !recs[i].tls13;
             changed |= !keep[i];
         }
-        if (changed)
-            save(dfd, &st, recs, keep, n > 0 ? n : 0, NULL);
+        /* A taken ticket must be gone for the others before it is offered:
+         * if the entry cannot be rewritten (a full file system), it goes
+         * whole, and if even that fails, nothing is offered. */
+        if (changed && !save(op.dfd, &st, recs, keep, n > 0 ? n : 0, NULL) &&
+            unlinkat(op.dfd, st.name, 0) != 0 && errno != ENOENT && out->sess != NULL &&
+            session_is_tls13(out->sess))
+            pooled_free(out);
         free(buf);
     }
-    unlock_close(dfd, lfd);
+    op_end(&op);
     errno = saved;
 }
 
 static struct stored *encode(const struct pooled *p)
 {
+    if (p->born < 0 || p->expires <= time(NULL))
+        return NULL; /* nothing to keep (a certificate dated before 1970 too) */
     int slen = R(i2d_SSL_SESSION)(p->sess, NULL);
     size_t clen;
     unsigned char *chain = chain_encode(&p->chain, &clen);
@@ -570,13 +609,14 @@ static struct stored *encode(const struct pooled *p)
 
 bool store_put(const struct key *k, struct pooled *p)
 {
-    int saved = errno, dfd;
+    int saved = errno;
     bool ok = false;
     struct stored *st = encode(p);
-    int lfd = st != NULL ? lock_open(&dfd) : (dfd = -1);
-    if (lfd >= 0)
-        ok = name_entry(dfd, k, st) && write_locked(dfd, st, time(NULL));
-    unlock_close(dfd, lfd);
+    struct op op;
+    if (st != NULL && op_begin(&op))
+        ok = name_entry(op.dfd, k, st) && write_locked(op.dfd, st, time(NULL));
+    if (st != NULL)
+        op_end(&op);
     if (ok)
         mirror_add(st->id, p);
     free(st);
@@ -589,16 +629,17 @@ bool store_put(const struct key *k, struct pooled *p)
  * still the store's. */
 struct stored *store_encode(const struct key *k, const struct pooled *p)
 {
-    int saved = errno, dfd = -1, lfd = -1;
+    int saved = errno;
     struct stored *st = encode(p);
     if (st != NULL) {
         pthread_mutex_lock(&cache_lock);
         memcpy(st->salt, salt_seen, sizeof salt_seen);
         pthread_mutex_unlock(&cache_lock);
     }
+    struct op op = {-1, -1, false};
     bool ok = st != NULL && st->salt[0] != '\0' ? name_with(k, st)
-              : st != NULL && (lfd = lock_open(&dfd)) >= 0 && name_entry(dfd, k, st);
-    unlock_close(dfd, lfd);
+              : st != NULL && op_begin(&op) && name_entry(op.dfd, k, st);
+    op_end(&op);
     if (!ok) {
         free(st);
         st = NULL;
@@ -608,15 +649,18 @@ struct stored *store_encode(const struct key *k, const struct pooled *p)
 }
 
 /* Runs at exit, perhaps after OpenSSL has been cleaned up: everything that
- * needed OpenSSL was done by store_encode. */
-void store_write(const struct stored *st)
+ * needed OpenSSL was done by store_encode. One lock for all, so that a busy
+ * store costs one wait. */
+void store_write(struct stored *const *list, unsigned n)
 {
-    int saved = errno, dfd;
+    int saved = errno;
     char salt[HEX_LEN + 1];
-    int lfd = lock_open(&dfd);
-    if (lfd >= 0 && get_salt(dfd, false, salt) && strcmp(salt, st->salt) == 0)
-        write_locked(dfd, st, time(NULL));
-    unlock_close(dfd, lfd);
+    struct op op;
+    if (op_begin(&op) && get_salt(op.dfd, false, salt))
+        for (unsigned i = 0; i < n; i++)
+            if (strcmp(salt, list[i]->salt) == 0)
+                write_locked(op.dfd, list[i], time(NULL));
+    op_end(&op);
     errno = saved;
 }
 

@@ -315,3 +315,45 @@ print(urllib.request.urlopen('https://localhost:$PORT/', context=ctx).status)"
     [ "$(grep -c 'status=ok' "$SLOG")" -eq 10 ]
     [ "$(resumed)" -eq 9 ]
 }
+
+@test "an entry that cannot be rewritten: a taken ticket still leaves the store, never offered twice" {
+    start_psk --tickets 2
+    stored "$CLIENT" --cafile "$CA" "$PORT"
+    # anything that makes the rewrite fail (a full file system): tmp is a directory
+    mkdir "$STORE/tmp"
+    local i
+    for i in 1 2 3; do
+        run stored "$CLIENT" --cafile "$CA" "$PORT"
+        assert_success
+        assert_output --partial "failed=0"
+    done
+    run offered_twice
+    assert_output ""
+}
+
+@test "a fork while a thread holds the store's lock: no child keeps it" {
+    start_psk --tickets 2
+    run stored "$ROOT/tests/bin/lifecycle" fork "$PORT" "$STORE/lock"
+    assert_success
+    assert_output --regexp "^lock=free children_with_store_files=0 connections=[0-9]+$"
+    [ "$(sed 's/.*connections=//' <<< "$output")" -ge 20 ]
+}
+
+@test "a connection freed by an exit handler after the shim's: its ticket is stored once" {
+    start_psk --tickets 2
+    run stored "$ROOT/tests/bin/lifecycle" exit-free "$PORT" "$CA"
+    assert_output "reused=0"
+    local i
+    for i in 1 2 3; do
+        stored "$CLIENT" --cafile "$CA" --reject "$PORT"
+    done
+    run offered_twice
+    assert_output ""
+}
+
+@test "starting the shim and its store leaves the program's errno alone" {
+    run stored "$ROOT/tests/bin/lifecycle" errno
+    assert_output "errno=0"
+    run stored "$ROOT/tests/bin/lifecycle" errno
+    assert_output "errno=0"
+}
