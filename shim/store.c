@@ -154,7 +154,7 @@ struct op {
 static bool op_begin(struct op *op)
 {
     *op = (struct op){-1, -1, false};
-    if (time(NULL) < __atomic_load_n(&busy_until, __ATOMIC_RELAXED))
+    if (dir == NULL || time(NULL) < __atomic_load_n(&busy_until, __ATOMIC_RELAXED))
         return false;
     pthread_mutex_lock(&op_lock);
     op->held = true;
@@ -655,8 +655,8 @@ void store_write(struct stored *const *list, unsigned n)
 {
     int saved = errno;
     char salt[HEX_LEN + 1];
-    struct op op;
-    if (op_begin(&op) && get_salt(op.dfd, false, salt))
+    struct op op = {-1, -1, false};
+    if (n > 0 && op_begin(&op) && get_salt(op.dfd, false, salt))
         for (unsigned i = 0; i < n; i++)
             if (strcmp(salt, list[i]->salt) == 0)
                 write_locked(op.dfd, list[i], time(NULL));
