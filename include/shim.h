@@ -94,6 +94,7 @@ struct key {
     unsigned char bytes[KEY_MAX];
     char server[300]; /* host:port, for the store's listing (never in clear) */
     unsigned hash;    /* of the bytes, for the pool's table */
+    bool reverify;    /* its callbacks are asked again before an offer */
 };
 /* Settings that change a verdict but that OpenSSL 3.0 offers no getter
  * for, recorded by their hooks as the application makes them: on the

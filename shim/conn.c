@@ -25,7 +25,6 @@ struct conn {
     time_t born;            /* the verifying full handshake behind this one */
     unsigned gen;           /* fork generation at begin */
     bool started, done, used, verified;
-    bool reverify;          /* the application judges by callback */
     int nodelay_fd;         /* socket we switched TCP_NODELAY on, or -1 */
     unsigned n_held;
     struct pooled *held;    /* cfg.pool_size slots, allocated on demand */
@@ -194,7 +193,7 @@ static void offer(struct conn *c, SSL *s)
     pool_take(&c->key, time(NULL), &p);
     if (p.sess == NULL)
         return;
-    if (c->reverify &&
+    if (c->key.reverify &&
         !reverify_session(s, ctx_recorded(R(SSL_get_SSL_CTX)(s)), p.sess,
                           chain_certs(&p.chain))) {
         /* The application's judge refuses this server now: no offer. The
@@ -247,7 +246,6 @@ void conn_begin(SSL *s, bool client)
     ctx_connecting(ctx);
     stat_add(ST_HANDSHAKES);
     key_build(s, &c->rec, ctx_recorded(ctx), &c->key);
-    c->reverify = reverify_needed(s, ctx_recorded(ctx));
     SSL_SESSION *own = R(SSL_get_session)(s);
     if (own != NULL) {
         /* The application offers a session of its own (or SSL_clear kept
@@ -316,7 +314,7 @@ static void handshake_done(struct conn *c, SSL *s)
      * (whether a connection re-verifies is in its key); a session restored
      * from the store has the leaf but not the chain. */
     STACK_OF(X509) *chain =
-        store_on() || c->reverify ? ossl_SSL_get_peer_cert_chain(s) : NULL;
+        store_on() || c->key.reverify ? ossl_SSL_get_peer_cert_chain(s) : NULL;
     if (chain != NULL)
         c->chain.certs = R(X509_chain_up_ref)(chain);
     else if (reused)

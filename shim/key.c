@@ -352,6 +352,7 @@ static void put_recorded(struct key *k, const struct recorded *conn, const struc
 void key_build(SSL *s, const struct recorded *conn, const struct recorded *ctx_rec, struct key *k)
 {
     k->len = 1;
+    k->reverify = false;
     k->bytes[0] = 1; /* format version */
     put_peer(k, s);
     put_num(k, 'v', (uint64_t)R(SSL_version)(s));
@@ -387,7 +388,8 @@ void key_build(SSL *s, const struct recorded *conn, const struct recorded *ctx_r
     }
     /* Pools of connections whose callbacks are asked again keep the peer
      * chain for them; the others need not. */
-    put_num(k, 'J', reverify_needed(s, ctx_rec));
+    k->reverify = reverify_needed(s, ctx_rec);
+    put_num(k, 'J', k->reverify);
     put_verify_param(k, s);
     put_store(k, 's', R(SSL_CTX_get_cert_store)(ctx));
     X509_STORE *own = NULL;

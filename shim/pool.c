@@ -117,6 +117,27 @@ static bool is_disowned(uint64_t d)
     return false;
 }
 
+/* Under the lock. */
+static void disown(uint64_t digest)
+{
+    if (!is_disowned(digest))
+        disowned[disowned_next++ % DISOWNED] = digest;
+}
+
+/* Under the lock; the others keep their order (oldest first). */
+static void unreserve(uint64_t digest)
+{
+    for (unsigned i = 0; i < n_reserved;) {
+        if (reserved[i].digest == digest) {
+            free(reserved[i].st);
+            memmove(&reserved[i], &reserved[i + 1], (n_reserved - i - 1) * sizeof *reserved);
+            n_reserved--;
+        } else {
+            i++;
+        }
+    }
+}
+
 static bool usable(const struct pooled *p, time_t now)
 {
     return now < p->expires && R(SSL_SESSION_is_resumable)(p->sess);
@@ -306,16 +327,8 @@ void pool_discard(const struct key *k, const SSL_SESSION *sess)
     struct dropped d = {0};
     uint64_t digest = ticket_digest(sess);
     pthread_mutex_lock(&lock);
-    if (!is_disowned(digest))
-        disowned[disowned_next++ % DISOWNED] = digest;
-    for (unsigned i = 0; i < n_reserved;) {
-        if (reserved[i].digest == digest) {
-            free(reserved[i].st);
-            reserved[i] = reserved[--n_reserved];
-        } else {
-            i++;
-        }
-    }
+    disown(digest);
+    unreserve(digest);
     struct server *sv, *tmp;
     if (k != NULL) {
         HASH_FIND_BYHASHVALUE(hh, servers, k->bytes, k->len, k->hash, sv);
@@ -388,15 +401,7 @@ void pool_unreserve(const SSL_SESSION *sess)
 {
     uint64_t digest = ticket_digest(sess);
     pthread_mutex_lock(&lock);
-    for (unsigned i = 0; i < n_reserved;) {
-        if (reserved[i].digest == digest) {
-            free(reserved[i].st);
-            memmove(&reserved[i], &reserved[i + 1], (n_reserved - i - 1) * sizeof *reserved);
-            n_reserved--;
-        } else {
-            i++;
-        }
-    }
+    unreserve(digest);
     pthread_mutex_unlock(&lock);
 }
 
@@ -407,8 +412,7 @@ void pool_flush(void)
     unsigned n = n_reserved;
     for (unsigned i = 0; i < n; i++) {
         st[i] = reserved[i].st;
-        if (!is_disowned(reserved[i].digest))
-            disowned[disowned_next++ % DISOWNED] = reserved[i].digest;
+        disown(reserved[i].digest);
     }
     n_reserved = 0;
     flushed = true;
