@@ -10,11 +10,15 @@
 #include <time.h>
 
 #include <openssl/err.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
 #include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>
 
 typedef int (*shim_new_session_cb)(SSL *s, SSL_SESSION *sess);
 typedef int (*shim_cert_verify_cb)(X509_STORE_CTX *store, void *arg);
+typedef int (*shim_ticket_key_cb)(SSL *s, unsigned char *name, unsigned char *iv,
+                                  EVP_CIPHER_CTX *cipher, EVP_MAC_CTX *mac, int enc);
 
 /* real.c: the real OpenSSL functions, found at run time. */
 #define HOOK(ret, name, params, args) extern __typeof__(name) *ossl_##name;
@@ -58,6 +62,8 @@ struct config {
     bool stats;
     int log_level;
     const char *store; /* RESUMESHIM_STORE, or NULL */
+    bool server;       /* RESUMESHIM_SERVER: shared ticket keys for servers */
+    long rotate;       /* RESUMESHIM_TICKET_KEY_ROTATE, seconds */
 };
 extern struct config cfg;
 void config_load(void);
@@ -111,6 +117,10 @@ enum setting { SET_PURPOSE, SET_TRUST };
 void record_sid(struct recorded *r, const unsigned char *sid, unsigned len);
 void record_int(struct recorded *r, enum setting which, int value);
 void key_build(SSL *s, const struct recorded *conn, const struct recorded *ctx, struct key *k);
+/* The fingerprint of a server connection's configuration: what a ticket it
+ * issues may be accepted under. False when it cannot be told apart. */
+bool key_server_conf(SSL *s, const struct recorded *conn, const struct recorded *ctx,
+                     unsigned char conf[32]);
 void key_init(void);
 /* The application changed a trust store: its fingerprint is taken again.
  * Certificates that verification loads lazily (inside a handshake) are not
@@ -200,6 +210,26 @@ void store_atfork_child(void);
  * which calls no OpenSSL function (it may run after OpenSSL's cleanup). */
 struct stored *store_encode(const struct key *k, const struct pooled *p);
 void store_write(struct stored *const *list, unsigned n);
+typedef bool (*store_update)(const char *in, size_t len, char *out, size_t *out_len, void *arg);
+bool store_rewrite(const char *name, size_t max, store_update update, void *arg);
+
+/* ring.c: the server mode's ticket keys, one secret per rotation period,
+ * shared by the process's workers (and, with a store, its key file). */
+struct ticket_key {
+    unsigned char name[16]; /* the period, then a tag of the configuration */
+    unsigned char aes[32], mac[32];
+};
+/* Made at load time, before a server forks its workers. */
+void ring_prepare(void);
+int64_t ring_epoch(time_t now);
+int64_t ring_name_epoch(const unsigned char name[16]);
+/* The keys of one configuration (its fingerprint) for a period: the current
+ * one (made when create), or the previous one (decryption only). */
+bool ring_keys(const unsigned char conf[32], int64_t epoch, bool create, struct ticket_key *k);
+
+/* server.c: the ticket-key callback on server contexts. */
+void server_install(SSL_CTX *ctx);
+void server_remove(SSL_CTX *ctx);
 
 /* session.c: properties of sessions. */
 bool session_is_tls13(const SSL_SESSION *sess);
@@ -218,6 +248,8 @@ void ctx_connecting(SSL_CTX *ctx);
 bool ctx_cache_mode(SSL_CTX *ctx, int cmd, long larg, long *ret);
 bool ctx_set_app_cb(SSL_CTX *ctx, shim_new_session_cb cb);
 bool ctx_get_app_cb(SSL_CTX *ctx, shim_new_session_cb *cb);
+/* The application manages the context's ticket keys itself. */
+void ctx_own_tickets(SSL_CTX *ctx);
 /* NULL for a context the shim did not set up. */
 struct recorded *ctx_recorded(SSL_CTX *ctx);
 
@@ -237,6 +269,8 @@ bool conn_clearing(SSL *s);
 void conn_cleared(SSL *s);
 /* NULL when no state could be made for the connection. */
 struct recorded *conn_recorded(SSL *s);
+/* The same, without making state for a connection that has none. */
+const struct recorded *conn_recorded_peek(SSL *s);
 void conn_app_took(SSL *s, SSL_SESSION *sess);
 /* The verified chain behind a connection resumed from a session restored
  * from the store, which carries the peer's leaf but not its chain. */

@@ -15,6 +15,7 @@ struct config cfg = {
     .disable = false,
     .stats = false,
     .log_level = LOG_WARN,
+    .rotate = 3600,
 };
 
 static bool parse_long(const char *s, long lo, long hi, long *out)
@@ -89,4 +90,6 @@ void config_load(void)
     flag("RESUMESHIM_DISABLE", &cfg.disable, true);
     flag("RESUMESHIM_STATS", &cfg.stats, false);
     cfg.store = secure_getenv("RESUMESHIM_STORE");
+    flag("RESUMESHIM_SERVER", &cfg.server, false);
+    number("RESUMESHIM_TICKET_KEY_ROTATE", 1, MAX_LIFETIME, &cfg.rotate);
 }

@@ -433,6 +433,12 @@ struct recorded *conn_recorded(SSL *s)
     return c != NULL ? &c->rec : NULL;
 }
 
+const struct recorded *conn_recorded_peek(SSL *s)
+{
+    struct conn *c = get(s);
+    return c != NULL ? &c->rec : NULL;
+}
+
 void conn_app_took(SSL *s, SSL_SESSION *sess)
 {
     struct conn *c = get(s);

@@ -17,6 +17,7 @@ struct ctx_state {
     long added;             /* mode bits the application did not ask for */
     bool client_only;       /* method can only connect */
     bool connects;          /* seen connecting, before it ever accepted */
+    bool tickets;           /* its ticket keys are the server mode's */
     struct recorded rec;
 };
 
@@ -89,6 +90,17 @@ void ctx_setup(SSL_CTX *ctx)
     st->app_cb = R(SSL_CTX_sess_get_new_cb)(ctx);
     set_app_mode(ctx, st, app_mode(ctx, st));
     R(SSL_CTX_sess_set_new_cb)(ctx, new_session);
+    if (cfg.server && !st->client_only) {
+        server_install(ctx);
+        st->tickets = true;
+    }
+}
+
+void ctx_own_tickets(SSL_CTX *ctx)
+{
+    struct ctx_state *st = state(ctx);
+    if (st != NULL && __atomic_exchange_n(&st->tickets, false, __ATOMIC_RELAXED))
+        server_remove(ctx);
 }
 
 void ctx_connecting(SSL_CTX *ctx)

@@ -77,7 +77,29 @@ EXPORT long SSL_CTX_ctrl(SSL_CTX *ctx, int cmd, long larg, void *parg)
     if (on && (cmd == SSL_CTRL_SET_SESS_CACHE_MODE || cmd == SSL_CTRL_GET_SESS_CACHE_MODE) &&
         ctx_cache_mode(ctx, cmd, larg, &ret))
         return ret;
+    /* Reading the context's ticket keys is how a server shares them with
+     * its other contexts: they are the application's from then on. */
+    if (on && (cmd == SSL_CTRL_SET_TLSEXT_TICKET_KEYS || cmd == SSL_CTRL_GET_TLSEXT_TICKET_KEYS))
+        ctx_own_tickets(ctx);
     return ossl_SSL_CTX_ctrl(ctx, cmd, larg, parg);
+}
+
+/* An application's own ticket-key callback: the older kind would lose to
+ * the server mode's, which OpenSSL prefers; the newer kind replaces it. */
+EXPORT long SSL_CTX_callback_ctrl(SSL_CTX *ctx, int cmd, void (*fp)(void))
+{
+    REAL_OR(SSL_CTX_callback_ctrl, 0, (ctx, cmd, fp));
+    if (cmd == SSL_CTRL_SET_TLSEXT_TICKET_KEY_CB && shim_active())
+        ctx_own_tickets(ctx);
+    return ossl_SSL_CTX_callback_ctrl(ctx, cmd, fp);
+}
+
+EXPORT int SSL_CTX_set_tlsext_ticket_key_evp_cb(SSL_CTX *ctx, shim_ticket_key_cb fp)
+{
+    REAL_OR(SSL_CTX_set_tlsext_ticket_key_evp_cb, 0, (ctx, fp));
+    if (shim_active())
+        ctx_own_tickets(ctx);
+    return ossl_SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, fp);
 }
 
 EXPORT void SSL_CTX_sess_set_new_cb(SSL_CTX *ctx, shim_new_session_cb cb)

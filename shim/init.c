@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "shim.h"
@@ -73,8 +74,18 @@ static void init_once(void)
         return;
     }
     __atomic_store_n(&active, true, __ATOMIC_RELEASE);
-    LOG(LOG_INFO, "active: pool %d per server, max age %lds, %ld servers",
-        cfg.pool_size, cfg.max_age, cfg.max_hosts);
+    LOG(LOG_INFO, "active: pool %d per server, max age %lds, %ld servers%s",
+        cfg.pool_size, cfg.max_age, cfg.max_hosts, cfg.server ? "; server mode" : "");
+}
+
+/* The server mode's key ring must exist before a server forks its
+ * workers, which may happen before it first touches OpenSSL (gunicorn's
+ * master never does). So it alone is made at load time, when asked for. */
+__attribute__((constructor)) static void at_load(void)
+{
+    const char *server = secure_getenv("RESUMESHIM_SERVER");
+    if (server != NULL && strcmp(server, "1") == 0)
+        ring_prepare();
 }
 
 bool shim_started(void)

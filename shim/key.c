@@ -400,3 +400,70 @@ void key_build(SSL *s, const struct recorded *conn, const struct recorded *ctx_r
     put_ciphers(k, s);
     k->hash = pool_key_hash(k->bytes, k->len);
 }
+
+/* Every certificate the connection can present. OpenSSL picks one per
+ * handshake (by the client's signature algorithms) after it decrypted the
+ * client's ticket, so the current one alone would differ between issuing
+ * a ticket and accepting it. Walking them moves the connection's own
+ * current-certificate pointer, which is put back. */
+static void put_server_certs(struct key *k, SSL *s)
+{
+    X509 *current = R(SSL_get_certificate)(s);
+    if (current == NULL || R(SSL_get_privatekey)(s) == NULL) {
+        put_own_cert(k, s);
+        return;
+    }
+    for (long op = SSL_CERT_SET_FIRST; R(SSL_ctrl)(s, SSL_CTRL_SET_CURRENT_CERT, op, NULL) == 1;
+         op = SSL_CERT_SET_NEXT)
+        put_own_cert(k, s);
+    bool back = false;
+    for (long op = SSL_CERT_SET_FIRST;
+         !back && R(SSL_ctrl)(s, SSL_CTRL_SET_CURRENT_CERT, op, NULL) == 1;
+         op = SSL_CERT_SET_NEXT)
+        back = R(SSL_get_certificate)(s) == current;
+    if (!back)
+        k->len = 0;
+}
+
+bool key_server_conf(SSL *s, const struct recorded *conn, const struct recorded *ctx_rec,
+                     unsigned char conf[32])
+{
+    static const struct recorded none;
+    struct key k = {.len = 1};
+    k.bytes[0] = 2; /* a server configuration, never equal to a client key */
+    put_server_certs(&k, s);
+    put_num(&k, '<', (uint64_t)R(SSL_ctrl)(s, SSL_CTRL_GET_MIN_PROTO_VERSION, 0, NULL));
+    put_num(&k, '>', (uint64_t)R(SSL_ctrl)(s, SSL_CTRL_GET_MAX_PROTO_VERSION, 0, NULL));
+    const struct recorded *rec = conn != NULL && conn->sid_set ? conn
+                                 : ctx_rec != NULL           ? ctx_rec
+                                                             : &none;
+    put(&k, 'x', rec->sid, rec->sid_len);
+    int mode = R(SSL_get_verify_mode)(s);
+    put_num(&k, 'm', (uint64_t)mode);
+    if (mode & SSL_VERIFY_PEER) {
+        /* OpenSSL fails a TLS 1.2 resumption with client verification and
+         * no session id context outright, rather than fall back to a full
+         * handshake: such a configuration gets no tickets from us. */
+        if (R(SSL_version)(s) < TLS1_3_VERSION && rec->sid_len == 0)
+            return false;
+        /* Whom the server accepts as a client. Callbacks are told apart by
+         * address: workers forked from one process share them, and
+         * anything else fails closed. */
+        SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
+        put_num(&k, 'D', (uint64_t)(int64_t)R(SSL_get_verify_depth)(s));
+        put_verify_param(&k, s);
+        put_store(&k, 's', R(SSL_CTX_get_cert_store)(ctx));
+        X509_STORE *own = NULL;
+        R(SSL_ctrl)(s, SSL_CTRL_GET_VERIFY_CERT_STORE, 0, &own);
+        put_store(&k, 'S', own);
+        SSL_verify_cb cb = R(SSL_get_verify_callback)(s);
+        put(&k, 'V', &cb, sizeof cb);
+        const struct recorded *cv = ctx_rec != NULL ? ctx_rec : &none;
+        put(&k, 'C', &cv->cert_verify_cb, sizeof cv->cert_verify_cb);
+        put_num(&k, 'u', (uint64_t)(int64_t)(conn != NULL && conn->purpose_set ? conn->purpose
+                                                                             : cv->purpose));
+        put_num(&k, 't', (uint64_t)(int64_t)(conn != NULL && conn->trust_set ? conn->trust
+                                                                           : cv->trust));
+    }
+    return k.len != 0 && R(EVP_Digest)(k.bytes, k.len, conf, NULL, R(EVP_sha256)(), NULL) == 1;
+}

@@ -664,6 +664,41 @@ void store_write(struct stored *const *list, unsigned n)
     errno = saved;
 }
 
+/* A file of the store that holds secrets of its own (the server mode's
+ * ticket keys), read and rewritten under the lock. update is given its
+ * contents (NULL, 0 when there is none) and writes the new ones to out,
+ * which has room for max bytes (none: the file is removed), or returns
+ * false to leave it as it is. Every copy is wiped after use. */
+bool store_rewrite(const char *name, size_t max, store_update update, void *arg)
+{
+    int saved = errno;
+    struct op op;
+    bool ok = false;
+    if (op_begin(&op)) {
+        size_t len = 0, out_len = 0;
+        char *in = NULL, *out = malloc(max);
+        int fd = open_file(op.dfd, name, O_RDONLY);
+        bool readable = fd >= 0 || errno == ENOENT;
+        if (fd >= 0) {
+            in = read_all(fd, &len);
+            readable = in != NULL;
+            close(fd);
+        }
+        if (readable && out != NULL && update(in, len, out, &out_len, arg))
+            ok = (in != NULL && out_len == len && memcmp(in, out, len) == 0) ||
+                 replace(op.dfd, name, out, out_len);
+        if (in != NULL)
+            explicit_bzero(in, len);
+        if (out != NULL)
+            explicit_bzero(out, max);
+        free(in);
+        free(out);
+    }
+    op_end(&op);
+    errno = saved;
+    return ok;
+}
+
 bool store_on(void)
 {
     return dir != NULL;

@@ -1,0 +1,269 @@
+/* The server mode's ticket keys (RESUMESHIM_SERVER=1): one secret per
+ * period of RESUMESHIM_TICKET_KEY_ROTATE seconds, counted from the epoch so
+ * that independent processes agree on which period it is.
+ *
+ * A secret encrypts tickets during its own period and decrypts them during
+ * that one and the next; after that it is wiped, here and in the key file.
+ * A stolen secret therefore opens at most two periods' tickets. Each
+ * server configuration gets keys of its own, derived from the secret and
+ * the configuration's fingerprint (key.c): a ticket issued under one
+ * certificate or client-verification setting fails the other's MAC.
+ *
+ * Where the secrets live:
+ * - a shared anonymous mapping made at load time, so that worker processes
+ *   forked later share every secret any of them makes (a secret that was
+ *   only inherited would diverge at the next rotation); it is kept out of
+ *   core dumps and does not survive exec;
+ * - with RESUMESHIM_STORE, the store's 0600 file "ticket-keys" as well, so
+ *   that processes started independently, or restarted, agree. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+
+#include "shim.h"
+
+#define SLOTS 4
+#define KEYFILE "ticket-keys"
+#define KEYFILE_MAGIC "resumeshim-ticket-keys 1\n"
+#define KEYFILE_LINES 16
+#define KEYFILE_LINE 128
+
+struct slot {
+    int64_t period, epoch; /* period 0: empty */
+    bool known;            /* false: looked for and found nowhere */
+    unsigned char secret[32];
+};
+
+struct ring {
+    pthread_mutex_t lock; /* process-shared and robust */
+    struct slot slot[SLOTS];
+};
+
+static struct ring *ring;
+static struct ring private_ring;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void make_ring(void)
+{
+    struct ring *r = mmap(NULL, sizeof *r, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                          -1, 0);
+    if (r == MAP_FAILED)
+        r = &private_ring; /* still shared by this process's contexts */
+    else
+        madvise(r, sizeof *r, MADV_DONTDUMP);
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+    pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+    pthread_mutex_init(&r->lock, &a);
+    pthread_mutexattr_destroy(&a);
+    ring = r;
+}
+
+void ring_prepare(void)
+{
+    pthread_once(&once, make_ring);
+}
+
+int64_t ring_epoch(time_t now)
+{
+    return (int64_t)now / cfg.rotate;
+}
+
+static void wipe(struct slot *s)
+{
+    explicit_bzero(s, sizeof *s);
+}
+
+static bool lock_ring(void)
+{
+    int r = pthread_mutex_lock(&ring->lock);
+    if (r == EOWNERDEAD) {
+        /* A worker died holding the lock, perhaps halfway through writing
+         * a secret: forget them all. Tickets made with them become full
+         * handshakes; nothing is accepted that should not be. */
+        for (int i = 0; i < SLOTS; i++)
+            wipe(&ring->slot[i]);
+        pthread_mutex_consistent(&ring->lock);
+        r = 0;
+    }
+    return r == 0;
+}
+
+/* The key file: a line per secret, "PERIOD EPOCH HEX". */
+struct wanted {
+    int64_t period, epoch, now;
+    bool create, found;
+    unsigned char secret[32];
+};
+
+static bool alive(int64_t period, int64_t epoch, int64_t now)
+{
+    return period > 0 && epoch >= 0 && epoch <= now / period && now / period <= epoch + 1;
+}
+
+static bool parse_line(const char *line, size_t len, int64_t *period, int64_t *epoch,
+                       unsigned char secret[32])
+{
+    char text[KEYFILE_LINE], hex[65];
+    long long p, e;
+    int used = 0;
+    if (len >= sizeof text)
+        return false;
+    memcpy(text, line, len);
+    text[len] = '\0';
+    bool ok = sscanf(text, "%lld %lld %64[0-9a-f]%n", &p, &e, hex, &used) == 3 &&
+              (size_t)used == len && strlen(hex) == 64;
+    for (int i = 0; ok && i < 32; i++) {
+        unsigned v;
+        ok = sscanf(hex + 2 * i, "%2x", &v) == 1;
+        secret[i] = (unsigned char)v;
+    }
+    *period = p;
+    *epoch = e;
+    explicit_bzero(text, sizeof text);
+    explicit_bzero(hex, sizeof hex);
+    return ok;
+}
+
+static size_t put_line(char *out, int64_t period, int64_t epoch, const unsigned char secret[32])
+{
+    size_t n = (size_t)sprintf(out, "%lld %lld ", (long long)period, (long long)epoch);
+    for (int i = 0; i < 32; i++)
+        n += (size_t)sprintf(out + n, "%02x", secret[i]);
+    out[n++] = '\n';
+    return n;
+}
+
+/* Keeps the live secrets (a damaged line or file is dropped), finds the
+ * one wanted and, for the current period, makes it when nobody has. */
+static bool update_file(const char *in, size_t len, char *out, size_t *out_len, void *arg)
+{
+    struct wanted *w = arg;
+    size_t magic = sizeof KEYFILE_MAGIC - 1, n = 0;
+    int lines = 0;
+    memcpy(out, KEYFILE_MAGIC, magic);
+    n = magic;
+    if (in == NULL || len < magic || memcmp(in, KEYFILE_MAGIC, magic) != 0)
+        len = 0;
+    for (size_t at = magic; at < len && lines < KEYFILE_LINES;) {
+        const char *end = memchr(in + at, '\n', len - at);
+        size_t l = end != NULL ? (size_t)(end - (in + at)) : len - at;
+        int64_t period, epoch;
+        unsigned char secret[32];
+        if (parse_line(in + at, l, &period, &epoch, secret) && alive(period, epoch, w->now)) {
+            if (period == w->period && epoch == w->epoch && !w->found) {
+                memcpy(w->secret, secret, 32);
+                w->found = true;
+            }
+            n += put_line(out + n, period, epoch, secret);
+            lines++;
+        }
+        explicit_bzero(secret, sizeof secret);
+        at += l + 1;
+    }
+    if (!w->found && w->create && lines < KEYFILE_LINES &&
+        getrandom(w->secret, 32, 0) == 32) {
+        w->found = true;
+        n += put_line(out + n, w->period, w->epoch, w->secret);
+        lines++;
+    }
+    *out_len = lines > 0 ? n : 0;
+    return true;
+}
+
+/* Looks for the secret in the key file, or makes it. */
+static void from_file(struct slot *s, bool create)
+{
+    struct wanted w = {s->period, s->epoch, (int64_t)time(NULL), create, false, {0}};
+    if (store_rewrite(KEYFILE, sizeof KEYFILE_MAGIC + KEYFILE_LINES * KEYFILE_LINE, update_file,
+                      &w) &&
+        w.found) {
+        memcpy(s->secret, w.secret, 32);
+        s->known = true;
+    } else if (create) {
+        /* The file cannot be used: a secret of this process and its
+         * workers, so that tickets are still issued. */
+        LOG(LOG_INFO, "ticket keys: the store's key file cannot be used; keys are this "
+                      "process's own");
+        s->known = getrandom(s->secret, 32, 0) == 32;
+    }
+    explicit_bzero(&w, sizeof w);
+}
+
+/* Copies the secret of the given period: the current one (made when
+ * create and nobody has it yet), or the previous one (never made). */
+static bool ring_secret(int64_t epoch, bool create, unsigned char out[32])
+{
+    int64_t period = cfg.rotate, current = ring_epoch(time(NULL));
+    if (ring == NULL || epoch > current || epoch < current - 1 || (create && epoch != current) ||
+        !lock_ring())
+        return false;
+    struct slot *found = NULL, *spare = NULL;
+    for (int i = 0; i < SLOTS; i++) {
+        struct slot *s = &ring->slot[i];
+        if (s->period != 0 && (s->period != period || s->epoch < current - 1))
+            wipe(s);
+        if (s->period == 0) {
+            if (spare == NULL || spare->period != 0)
+                spare = s;
+        } else if (s->epoch == epoch)
+            found = s;
+        else if (spare == NULL || (spare->period != 0 && s->epoch < spare->epoch))
+            spare = s;
+    }
+    if (found == NULL || (!found->known && create)) {
+        struct slot fresh = {period, epoch, false, {0}};
+        if (store_on())
+            from_file(&fresh, create);
+        else if (create)
+            fresh.known = getrandom(fresh.secret, 32, 0) == 32;
+        found = found != NULL ? found : spare;
+        *found = fresh;
+        explicit_bzero(&fresh, sizeof fresh);
+    }
+    bool ok = found->known;
+    if (ok)
+        memcpy(out, found->secret, 32);
+    pthread_mutex_unlock(&ring->lock);
+    return ok;
+}
+
+static bool derive(const unsigned char secret[32], char label, const unsigned char conf[32],
+                   unsigned char md[32])
+{
+    unsigned char in[1 + sizeof(int64_t) + 32];
+    int64_t period = cfg.rotate;
+    unsigned len = 0;
+    in[0] = (unsigned char)label;
+    memcpy(in + 1, &period, sizeof period);
+    memcpy(in + 1 + sizeof period, conf, 32);
+    return R(HMAC)(R(EVP_sha256)(), secret, 32, in, sizeof in, md, &len) != NULL && len == 32;
+}
+
+bool ring_keys(const unsigned char conf[32], int64_t epoch, bool create, struct ticket_key *k)
+{
+    unsigned char secret[32], tag[32];
+    bool ok = ring_secret(epoch, create, secret) && derive(secret, 'n', conf, tag) &&
+              derive(secret, 'a', conf, k->aes) && derive(secret, 'm', conf, k->mac);
+    /* The name carries its period, so that a ticket finds its secret
+     * without trying each. */
+    for (int i = 0; i < 8; i++)
+        k->name[i] = (unsigned char)((uint64_t)epoch >> (56 - 8 * i));
+    memcpy(k->name + 8, tag, 8);
+    explicit_bzero(secret, sizeof secret);
+    explicit_bzero(tag, sizeof tag);
+    return ok;
+}
+
+int64_t ring_name_epoch(const unsigned char name[16])
+{
+    uint64_t e = 0;
+    for (int i = 0; i < 8; i++)
+        e = e << 8 | name[i];
+    return (int64_t)e;
+}
