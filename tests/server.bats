@@ -1,0 +1,296 @@
+#!/usr/bin/env bats
+# The server mode (RESUMESHIM_SERVER=1): servers that build a context per
+# connection or per worker resume, a ticket is accepted only by the
+# configuration that issued it and only for two key periods, and servers
+# that manage their own ticket keys are left alone. Judged by each server's
+# own verdict per connection, and by the ticket key names on the wire.
+
+load helpers
+
+WRAPSERVER="$ROOT/tests/servers/wrapserver.py"
+
+# A second certificate, under a CA of its own.
+setup() {
+    OTHER="$BATS_TEST_TMPDIR/other"
+    mkdir -p "$OTHER"
+}
+
+# start_wrap [env...] -- CERT:KEY...: the per-connection ssl.wrap_socket
+# server under the shim; sets PORTS (one per certificate) and SLOG.
+start_wrap() {
+    local d envs=()
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+    shift
+    d=$(mktemp -d "$BATS_TEST_TMPDIR/wrap.XXXX")
+    SLOG="$d/log"
+    : > "$SLOG"
+    env "${envs[@]}" LD_PRELOAD="$PRELOAD" "$PY" "$WRAPSERVER" "$SLOG" "$d/ports" "$@" \
+        > "$d/out" 2>&1 3>&- &
+    echo $! >> "$BATS_TEST_TMPDIR/pids"
+    local i
+    for i in $(seq 200); do
+        [ -s "$d/ports" ] && break
+        sleep 0.05
+    done
+    mapfile -t PORTS < "$d/ports"
+    PORT=${PORTS[0]}
+}
+
+# start_gunicorn WORKERS [env...]: gunicorn's sync workers, which call
+# ssl.wrap_socket for each connection; sets PORT and SLOG.
+start_gunicorn() {
+    local workers=$1 d
+    shift
+    d=$(mktemp -d "$BATS_TEST_TMPDIR/gunicorn.XXXX")
+    SLOG="$d/log"
+    PORT=$(free_port)
+    env "$@" RESUME_LOG="$SLOG" LD_PRELOAD="$PRELOAD" gunicorn --chdir "$ROOT/tests/servers" \
+        -w "$workers" -b "127.0.0.1:$PORT" --certfile "$CERT" --keyfile "$KEY" \
+        gunicorn_app:app > "$d/out" 2>&1 3>&- &
+    echo $! >> "$BATS_TEST_TMPDIR/pids"
+    local i
+    for i in $(seq 100); do
+        [ "$(grep -c 'Booting worker' "$d/out")" -ge "$workers" ] && break
+        sleep 0.1
+    done
+    wait_port "$PORT"
+}
+
+# Connections logged, and how many of them the server resumed.
+served() { grep -c 'resumed=' "$SLOG" || true; }
+
+# The key name of the first session's ticket in a DER file: 16 bytes, hex.
+ticket_name() {
+    openssl sess_id -inform DER -in "$1" -text -noout |
+        sed -n '/TLS session ticket:/{n;p;n;p}' | cut -c 12-58 | tr -d ' \n-' | cut -c 1-32
+}
+
+# One connection that keeps its session in FILE (no shim on the client).
+fetch_ticket() {
+    rm -f "$1"
+    run client --keep --save "$1" "${@:2}"
+    assert_success
+    [ -s "$1" ]
+}
+
+# Offers the session in FILE on one connection (no shim on the client).
+offer() {
+    run client --load "$@"
+    assert_success
+}
+
+# Sleeps until SECONDS-long periods turn over, plus a little.
+next_period() {
+    /usr/bin/python3 -c 'import time,sys; p=float(sys.argv[1]); t=time.time(); time.sleep(p - t % p + 0.25)' "$1"
+}
+
+@test "server mode off: a server with a context per connection never resumes" {
+    start_wrap -- "$CERT:$KEY"
+    run with_shim "$CLIENT" --n 10 --cafile "$CA" --sni localhost "$PORT"
+    assert_success
+    assert_output "reused=0 of=10 failed=0"
+    assert_equal "$(served)" 10
+    assert_equal "$(resumed)" 0
+}
+
+@test "ssl.wrap_socket per connection: 19 of 20 resumed, TLS 1.3 and TLS 1.2" {
+    start_wrap RESUMESHIM_SERVER=1 -- "$CERT:$KEY"
+    run with_shim "$CLIENT" --n 20 --cafile "$CA" --sni localhost "$PORT"
+    assert_success
+    assert_output "reused=19 of=20 failed=0"
+    assert_equal "$(resumed)" 19
+    : > "$SLOG"
+    run with_shim "$CLIENT" --tls12 --n 20 --cafile "$CA" --sni localhost "$PORT"
+    assert_success
+    assert_equal "$(resumed)" 19
+    # renewal: TLS 1.3 tickets are single use on the client, so every
+    # resumption must have brought a new one, and did
+    assert_equal "$(served)" 20
+}
+
+@test "gunicorn, 1 worker: none resumed without the server mode, >= 95 % with it" {
+    start_gunicorn 1
+    run with_shim "$CLIENT" --n 40 --cafile "$CA" --sni localhost "$PORT"
+    assert_success
+    assert_equal "$(served)" 40
+    assert_equal "$(resumed)" 0
+    teardown
+    start_gunicorn 1 RESUMESHIM_SERVER=1
+    run with_shim "$CLIENT" --n 40 --cafile "$CA" --sni localhost "$PORT"
+    assert_success
+    assert_equal "$(served)" 40
+    [ "$(resumed)" -ge 38 ]
+    # curl resumes with its own session cache, several URLs in one process
+    : > "$SLOG"
+    run curl -sS --cacert "$CA" $(for i in $(seq 20); do echo "https://localhost:$PORT/"; done)
+    assert_success
+    assert_equal "$(served)" 20
+    [ "$(resumed)" -ge 19 ]
+}
+
+@test "gunicorn, 4 workers: the forked workers share the keys, >= 95 % resumed" {
+    start_gunicorn 4 RESUMESHIM_SERVER=1
+    run with_shim "$CLIENT" --n 60 --cafile "$CA" --sni localhost "$PORT"
+    assert_success
+    assert_equal "$(served)" 60
+    [ "$(resumed)" -ge 57 ]
+    # the connections were spread over the workers
+    [ "$(sed -n 's/.*pid=\([0-9]*\).*/\1/p' "$SLOG" | sort -u | wc -l)" -ge 2 ]
+    : > "$SLOG"
+    run curl -sS --cacert "$CA" $(for i in $(seq 20); do echo "https://localhost:$PORT/"; done)
+    assert_success
+    [ "$(resumed)" -ge 19 ]
+}
+
+@test "two certificates in one process: a ticket from one is refused by the other" {
+    make_certs "$OTHER"
+    start_wrap RESUMESHIM_SERVER=1 -- "$CERT:$KEY" "$OTHER/server.pem:$OTHER/server.key"
+    local v
+    for v in --tls13 --tls12; do
+        fetch_ticket "$BATS_TEST_TMPDIR/a.der" "$v" "${PORTS[0]}"
+        : > "$SLOG"
+        offer "$BATS_TEST_TMPDIR/a.der" "$v" "${PORTS[1]}"
+        assert_output "reused=0 of=1 failed=0"
+        # the ticket was good: the server that issued it takes it
+        offer "$BATS_TEST_TMPDIR/a.der" "$v" "${PORTS[0]}"
+        assert_output "reused=1 of=1 failed=0"
+        assert_equal "$(grep -c "port=${PORTS[1]} resumed=0" "$SLOG")" 1
+        assert_equal "$(grep -c "port=${PORTS[0]} resumed=1" "$SLOG")" 1
+    done
+}
+
+@test "key rotation: the previous period's ticket is accepted and renewed, an older one refused" {
+    start_wrap RESUMESHIM_SERVER=1 RESUMESHIM_TICKET_KEY_ROTATE=2 -- "$CERT:$KEY"
+    next_period 2
+    fetch_ticket "$BATS_TEST_TMPDIR/t1.der" "$PORT"
+    next_period 2
+    # one period later: accepted, and the connection brought a new ticket,
+    # named for the new period
+    rm -f "$BATS_TEST_TMPDIR/t2.der"
+    run client --load "$BATS_TEST_TMPDIR/t1.der" --keep --save "$BATS_TEST_TMPDIR/t2.der" "$PORT"
+    assert_output "reused=1 of=1 failed=0"
+    [ -s "$BATS_TEST_TMPDIR/t2.der" ]
+    local n1 n2
+    n1=$(ticket_name "$BATS_TEST_TMPDIR/t1.der")
+    n2=$(ticket_name "$BATS_TEST_TMPDIR/t2.der")
+    assert_equal "${#n1}" 32
+    [ "$n1" != "$n2" ]
+    next_period 2
+    # two periods after it was issued: refused, a full handshake that works
+    offer "$BATS_TEST_TMPDIR/t1.der" "$PORT"
+    assert_output "reused=0 of=1 failed=0"
+    # while the renewed one, from the previous period, is still good
+    offer "$BATS_TEST_TMPDIR/t2.der" "$PORT"
+    assert_output "reused=1 of=1 failed=0"
+    assert_equal "$(served)" 4
+    assert_equal "$(resumed)" 2
+}
+
+@test "independent server processes accept each other's tickets through the store's key file" {
+    local store="$BATS_TEST_TMPDIR/store"
+    start_wrap RESUMESHIM_SERVER=1 -- "$CERT:$KEY"
+    local alone=$PORT
+    start_wrap RESUMESHIM_SERVER=1 RESUMESHIM_STORE="$store" -- "$CERT:$KEY"
+    local a=$PORT
+    start_wrap RESUMESHIM_SERVER=1 RESUMESHIM_STORE="$store" -- "$CERT:$KEY"
+    local b=$PORT
+    fetch_ticket "$BATS_TEST_TMPDIR/a.der" "$a"
+    offer "$BATS_TEST_TMPDIR/a.der" "$b"
+    assert_output "reused=1 of=1 failed=0"
+    # a process without the store has keys of its own
+    offer "$BATS_TEST_TMPDIR/a.der" "$alone"
+    assert_output "reused=0 of=1 failed=0"
+    # the key file is private and holds one secret per period
+    assert_equal "$(stat -c %a "$store/ticket-keys")" 600
+    assert_equal "$(head -1 "$store/ticket-keys")" "resumeshim-ticket-keys 1"
+    assert_equal "$(wc -l < "$store/ticket-keys")" 2
+    # a server restarted on the same store takes the tickets of the last
+    kill "$(tail -1 "$BATS_TEST_TMPDIR/pids")"
+    start_wrap RESUMESHIM_SERVER=1 RESUMESHIM_STORE="$store" -- "$CERT:$KEY"
+    offer "$BATS_TEST_TMPDIR/a.der" "$PORT"
+    assert_output "reused=1 of=1 failed=0"
+}
+
+@test "a damaged key file is rebuilt; tickets are still issued and accepted" {
+    local store="$BATS_TEST_TMPDIR/store"
+    mkdir -m 700 "$store"
+    printf 'resumeshim-ticket-keys 1\n3600 12 zz\ngarbage\n' > "$store/ticket-keys"
+    chmod 600 "$store/ticket-keys"
+    start_wrap RESUMESHIM_SERVER=1 RESUMESHIM_STORE="$store" -- "$CERT:$KEY"
+    run with_shim "$CLIENT" --n 5 --cafile "$CA" --sni localhost "$PORT"
+    assert_output "reused=4 of=5 failed=0"
+    assert_equal "$(wc -l < "$store/ticket-keys")" 2
+    refute grep -q garbage "$store/ticket-keys"
+}
+
+@test "nginx with its own ticket key file: its tickets stay under its key" {
+    head -c 80 /dev/urandom > "$BATS_TEST_TMPDIR/nginx.key"
+    RESUMESHIM_SERVER=1 LD_PRELOAD="$PRELOAD" start_nginx \
+        "ssl_session_ticket_key $BATS_TEST_TMPDIR/nginx.key;"
+    local v
+    for v in --tls13 --tls12; do
+        fetch_ticket "$BATS_TEST_TMPDIR/n.der" "$v" "$PORT"
+        assert_equal "$(ticket_name "$BATS_TEST_TMPDIR/n.der")" \
+            "$(head -c 16 "$BATS_TEST_TMPDIR/nginx.key" | od -An -tx1 | tr -d ' \n')"
+    done
+    run with_shim "$CLIENT" --n 10 --cafile "$CA" --sni localhost "$PORT"
+    assert_output "reused=9 of=10 failed=0"
+    assert_equal "$(nginx_resumed)" 9
+}
+
+@test "nginx without a key of its own: under the server mode its tickets are the ring's" {
+    RESUMESHIM_SERVER=1 LD_PRELOAD="$PRELOAD" start_nginx
+    fetch_ticket "$BATS_TEST_TMPDIR/n.der" "$PORT"
+    local name epoch
+    name=$(ticket_name "$BATS_TEST_TMPDIR/n.der")
+    epoch=$(( $(date +%s) / 3600 ))
+    # the ring's names start with their period's number
+    [ "$((16#${name:0:16}))" -ge $((epoch - 1)) ] && [ "$((16#${name:0:16}))" -le "$epoch" ]
+    teardown
+    # and with the server mode off, OpenSSL's own random key is used
+    LD_PRELOAD="$PRELOAD" start_nginx
+    fetch_ticket "$BATS_TEST_TMPDIR/n.der" "$PORT"
+    name=$(ticket_name "$BATS_TEST_TMPDIR/n.der")
+    [ "${name:0:10}" != 0000000000 ]
+}
+
+@test "haproxy with tls-ticket-keys: its tickets stay under its keys" {
+    local d="$BATS_TEST_TMPDIR/haproxy" backend
+    mkdir "$d"
+    PORT=$(free_port)
+    backend=$(free_port)
+    cat "$CERT" "$KEY" > "$d/cert.pem"
+    for i in 1 2 3; do head -c 80 /dev/urandom | base64 -w0; echo; done > "$d/keys"
+    cat > "$d/cfg" <<CONF
+global
+    maxconn 64
+defaults
+    mode http
+    timeout connect 5s
+    timeout client 10s
+    timeout server 10s
+frontend tls
+    bind 127.0.0.1:$PORT ssl crt $d/cert.pem tls-ticket-keys $d/keys
+    default_backend plain
+backend plain
+    server plain 127.0.0.1:$backend
+frontend plain
+    bind 127.0.0.1:$backend
+    http-request return status 200 content-type text/plain string "ok"
+CONF
+    RESUMESHIM_SERVER=1 LD_PRELOAD="$PRELOAD" haproxy -f "$d/cfg" -db > "$d/out" 2>&1 3>&- \
+        < /dev/null &
+    echo $! >> "$BATS_TEST_TMPDIR/pids"
+    wait_port "$PORT"
+    local names v
+    names=$(while read -r k; do echo "$k" | base64 -d | head -c 16 | od -An -tx1 |
+                tr -d ' \n'; echo; done < "$d/keys")
+    for v in --tls13 --tls12; do
+        fetch_ticket "$BATS_TEST_TMPDIR/h.der" "$v" "$PORT"
+        run ticket_name "$BATS_TEST_TMPDIR/h.der"
+        assert_equal "${#output}" 32
+        grep -qx "$output" <<< "$names"
+        offer "$BATS_TEST_TMPDIR/h.der" "$v" "$PORT"
+        assert_output "reused=1 of=1 failed=0"
+    done
+}
