@@ -43,7 +43,7 @@ other_lib() {
 
 @test "usage errors exit 2 with a message and a hint on stderr" {
     for args in "" "--bogus true" "-x true" "--pool-size" "--store" "--stats=1 true" \
-                "--help=yes" "list --store /tmp" "clear extra"; do
+                "--help=yes" "--server=1 true" "list --store /tmp" "clear extra"; do
         # shellcheck disable=SC2086
         run --separate-stderr "$RS" $args
         assert_equal "$status" 2
@@ -56,7 +56,8 @@ other_lib() {
 @test "bad option values exit 2 and name the value; good ones are accepted" {
     for args in "-n 0" "-n 65" "--pool-size x" "--pool-size=" "-n -1" "-a 0" \
                 "--max-age 604801" "--max-age 1h" "--max-hosts 0" "--max-hosts 1000001" \
-                "--max-hosts 99999999999999999999" "--log loud" "--log-file=" "--store="; do
+                "--max-hosts 99999999999999999999" "--log loud" "--log-file=" "--store=" \
+                "--ticket-key-rotate 0" "--ticket-key-rotate 1d"; do
         # shellcheck disable=SC2086
         run --separate-stderr "$RS" $args true
         assert_equal "$status" 2
@@ -133,6 +134,8 @@ other_lib() {
     assert_output '60 5 1 debug'
     run "$RS" --max-age=600 sh -c 'echo $RESUMESHIM_MAX_AGE'
     assert_output 600
+    run "$RS" --server --ticket-key-rotate=90 sh -c 'echo $RESUMESHIM_SERVER $RESUMESHIM_TICKET_KEY_ROTATE'
+    assert_output '1 90'
     cd "$BATS_TEST_TMPDIR"
     run "$RS" --log-file shim.log sh -c 'echo $RESUMESHIM_LOG_FILE'
     assert_output "$BATS_TEST_TMPDIR/shim.log"
