@@ -153,7 +153,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: pskserver --cert FILE --key FILE [--port N] [--port-file FILE]\n"
             "  [--log FILE] [--tls12|--tls13] [--tickets N] [--no-resume|--refuse]\n"
-            "  [--lifetime N] [--big-tickets N] [--max N]\n");
+            "  [--lifetime N] [--big-tickets N] [--max N] [--ctx-per-conn]\n");
     exit(2);
 }
 
@@ -220,11 +220,48 @@ static void handle(SSL_CTX *ctx, int fd, long seq, FILE *log)
     close(fd);
 }
 
+static const char *cert, *key;
+static long tickets = -1, lifetime = -1;
+static int version, no_resume, refuse;
+
+/* The server's context, as configured by the options; NULL on failure. */
+static SSL_CTX *make_ctx(void)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    if (!ctx
+        || SSL_CTX_use_certificate_chain_file(ctx, cert) != 1
+        || SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1
+        || SSL_CTX_check_private_key(ctx) != 1) {
+        ERR_print_errors_fp(stderr);
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+    SSL_CTX_set_min_proto_version(ctx, version ? version : TLS1_2_VERSION);
+    SSL_CTX_set_max_proto_version(ctx, version ? version : TLS1_3_VERSION);
+    SSL_CTX_set_session_id_context(ctx, (const unsigned char *)"pskserver", 9);
+    SSL_CTX_set_client_hello_cb(ctx, client_hello_cb, NULL);
+    if (tickets >= 0)
+        SSL_CTX_set_num_tickets(ctx, (size_t)tickets);
+    if (lifetime >= 0)
+        SSL_CTX_set_timeout(ctx, lifetime);
+    if (appdata_len > 0)
+        SSL_CTX_set_session_ticket_cb(ctx, ticket_gen_cb, ticket_dec_cb, NULL);
+    if (no_resume) {
+        SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
+        SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+        SSL_CTX_set_num_tickets(ctx, 0);
+    } else if (refuse) {
+        SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, ticket_key_cb);
+        SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+    }
+    return ctx;
+}
+
 int main(int argc, char **argv)
 {
-    const char *cert = NULL, *key = NULL, *port_file = NULL, *log_file = NULL;
-    long port = 0, tickets = -1, lifetime = -1, max = 0;
-    int version = 0, no_resume = 0, refuse = 0;
+    const char *port_file = NULL, *log_file = NULL;
+    long port = 0, max = 0;
+    int ctx_per_conn = 0;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -244,6 +281,7 @@ int main(int argc, char **argv)
             else if (!strcmp(a, "--tls13")) version = TLS1_3_VERSION;
             else if (!strcmp(a, "--no-resume")) no_resume = 1;
             else if (!strcmp(a, "--refuse")) refuse = 1;
+            else if (!strcmp(a, "--ctx-per-conn")) ctx_per_conn = 1;
             else usage();
         }
         i += takes;
@@ -258,39 +296,19 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
-    if (!ctx
-        || SSL_CTX_use_certificate_chain_file(ctx, cert) != 1
-        || SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1
-        || SSL_CTX_check_private_key(ctx) != 1) {
+    if (appdata_len > 65000)
+        usage();
+    if (refuse && (RAND_bytes(tk_name, sizeof tk_name) != 1
+                   || RAND_bytes(tk_aes, sizeof tk_aes) != 1
+                   || RAND_bytes(tk_hmac, sizeof tk_hmac) != 1)) {
         ERR_print_errors_fp(stderr);
         return 1;
     }
-    SSL_CTX_set_min_proto_version(ctx, version ? version : TLS1_2_VERSION);
-    SSL_CTX_set_max_proto_version(ctx, version ? version : TLS1_3_VERSION);
-    SSL_CTX_set_session_id_context(ctx, (const unsigned char *)"pskserver", 9);
-    SSL_CTX_set_client_hello_cb(ctx, client_hello_cb, NULL);
-    if (tickets >= 0)
-        SSL_CTX_set_num_tickets(ctx, (size_t)tickets);
-    if (lifetime >= 0)
-        SSL_CTX_set_timeout(ctx, lifetime);
-    if (appdata_len > 65000)
-        usage();
-    if (appdata_len > 0)
-        SSL_CTX_set_session_ticket_cb(ctx, ticket_gen_cb, ticket_dec_cb, NULL);
-    if (no_resume) {
-        SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
-        SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
-        SSL_CTX_set_num_tickets(ctx, 0);
-    } else if (refuse) {
-        if (RAND_bytes(tk_name, sizeof tk_name) != 1 || RAND_bytes(tk_aes, sizeof tk_aes) != 1
-            || RAND_bytes(tk_hmac, sizeof tk_hmac) != 1) {
-            ERR_print_errors_fp(stderr);
-            return 1;
-        }
-        SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, ticket_key_cb);
-        SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
-    }
+    /* --ctx-per-conn: a new context for every connection, as servers that
+     * wrap each accepted socket on its own do. */
+    SSL_CTX *ctx = make_ctx();
+    if (!ctx)
+        return 1;
 
     int ls = socket(AF_INET, SOCK_STREAM, 0), one = 1;
     struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
@@ -320,6 +338,11 @@ int main(int argc, char **argv)
         while ((fd = accept(ls, NULL, NULL)) < 0) {
             if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
                 usleep(10000);
+        }
+        if (ctx_per_conn) {
+            SSL_CTX_free(ctx);
+            if (!(ctx = make_ctx()))
+                return 1;
         }
         handle(ctx, fd, seq, log);
     }

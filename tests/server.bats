@@ -299,3 +299,24 @@ CONF
         assert_output "reused=1 of=1 failed=0"
     done
 }
+
+@test "a C server with a context per connection runs clean under memcheck; TLS 1.3 and 1.2" {
+    local v
+    for v in --tls13 --tls12; do
+        local d="$BATS_TEST_TMPDIR/vg$v"
+        mkdir "$d"
+        RESUMESHIM_SERVER=1 LD_PRELOAD="$SHIM" timeout 300 valgrind -q --error-exitcode=9 \
+            --leak-check=full --errors-for-leak-kinds=definite "$PSKSERVER" --cert "$CERT" \
+            --key "$KEY" --port-file "$d/port" --log "$d/log" --ctx-per-conn --max 8 "$v" \
+            > "$d/out" 2>&1 3>&- &
+        local pid=$!
+        for i in $(seq 300); do [ -s "$d/port" ] && break; sleep 0.1; done
+        run with_shim "$CLIENT" --n 8 "$(cat "$d/port")"
+        assert_success
+        assert_output "reused=7 of=8 failed=0"
+        local rc=0
+        wait "$pid" || rc=$?
+        assert_equal "$rc" 0
+        assert_equal "$(grep -c 'resumed=1' "$d/log")" 7
+    done
+}
