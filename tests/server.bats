@@ -164,6 +164,28 @@ next_period() {
     done
 }
 
+@test "client certificates: a ticket from a context that asks for none is refused where one is required" {
+    cat "$CERT" "$KEY" > "$BATS_TEST_TMPDIR/client.pem"
+    start_wrap RESUMESHIM_SERVER=1 -- "$CERT:$KEY" "$CERT:$KEY:$CA"
+    local v
+    for v in --tls13 --tls12; do
+        fetch_ticket "$BATS_TEST_TMPDIR/a.der" "$v" "${PORTS[0]}"
+        : > "$SLOG"
+        # the same certificate, but this listener requires a client's: a
+        # resumption would let in a client that never showed one
+        offer "$BATS_TEST_TMPDIR/a.der" --client-cert "$BATS_TEST_TMPDIR/client.pem" "$v" \
+            "${PORTS[1]}"
+        assert_output "reused=0 of=1 failed=0"
+        assert_equal "$(grep -c "port=${PORTS[1]} resumed=0" "$SLOG")" 1
+        # while its own tickets resume there
+        fetch_ticket "$BATS_TEST_TMPDIR/b.der" --client-cert "$BATS_TEST_TMPDIR/client.pem" \
+            "$v" "${PORTS[1]}"
+        offer "$BATS_TEST_TMPDIR/b.der" --client-cert "$BATS_TEST_TMPDIR/client.pem" "$v" \
+            "${PORTS[1]}"
+        assert_output "reused=1 of=1 failed=0"
+    done
+}
+
 @test "key rotation: the previous period's ticket is accepted and renewed, an older one refused" {
     start_wrap RESUMESHIM_SERVER=1 RESUMESHIM_TICKET_KEY_ROTATE=2 -- "$CERT:$KEY"
     next_period 2

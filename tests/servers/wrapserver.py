@@ -2,9 +2,10 @@
 # ssl.wrap_socket(..., server_side=True) does: without shared ticket keys it
 # can never resume. Logs "conn=N port=P resumed=0|1" for every connection
 # it served (the server's own verdict, SSLSocket.session_reused).
-# usage: wrapserver.py LOG PORTFILE CERT:KEY [CERT:KEY...]
+# usage: wrapserver.py LOG PORTFILE CERT:KEY[:CLIENTCA] [CERT:KEY[:CLIENTCA]...]
 #   one listener on 127.0.0.1 per certificate, on free ports written to
-#   PORTFILE one per line; answers any HTTP request with "ok".
+#   PORTFILE one per line; with CLIENTCA, that listener requires a client
+#   certificate issued by it. Answers any HTTP request with "ok".
 import selectors, socket, ssl, sys, warnings
 
 warnings.simplefilter("ignore", DeprecationWarning)
@@ -12,11 +13,11 @@ log_path, port_file, pairs = sys.argv[1], sys.argv[2], sys.argv[3:]
 sel = selectors.DefaultSelector()
 ports = []
 for pair in pairs:
-    cert, key = pair.split(":")
+    cert, key, *client_ca = pair.split(":")
     ls = socket.socket()
     ls.bind(("127.0.0.1", 0))
     ls.listen(64)
-    sel.register(ls, selectors.EVENT_READ, (cert, key))
+    sel.register(ls, selectors.EVENT_READ, (cert, key, client_ca[0] if client_ca else None))
     ports.append(ls.getsockname()[1])
 with open(port_file + ".tmp", "w") as f:
     f.write("".join(f"{p}\n" for p in ports))
@@ -27,11 +28,13 @@ log = open(log_path, "a", buffering=1)
 n = 0
 while True:
     for k, _ in sel.select():
-        cert, key = k.data
+        cert, key, client_ca = k.data
         conn, _ = k.fileobj.accept()
         conn.settimeout(10)
         try:
-            s = ssl.wrap_socket(conn, server_side=True, certfile=cert, keyfile=key)
+            s = ssl.wrap_socket(conn, server_side=True, certfile=cert, keyfile=key,
+                                cert_reqs=ssl.CERT_REQUIRED if client_ca else ssl.CERT_NONE,
+                                ca_certs=client_ca)
             data = b""
             while b"\r\n\r\n" not in data:
                 chunk = s.recv(4096)
