@@ -86,6 +86,9 @@ enum counter {
     ST_TICKETS,    /* sessions received from servers and kept */
     ST_EVICTED,    /* kept sessions dropped unused: pool or host limit */
     ST_EXPIRED,    /* kept sessions dropped because they had expired */
+    ST_SERVER_ISSUED,   /* server mode: tickets encrypted */
+    ST_SERVER_ACCEPTED, /* server mode: tickets decrypted (resumptions) */
+    ST_SERVER_REFUSED,  /* server mode: tickets not ours, or too old */
     ST_COUNT
 };
 void stat_add(enum counter which);

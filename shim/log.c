@@ -57,9 +57,15 @@ void stats_print(void)
     char line[256];
     int n = snprintf(line, sizeof line,
                      "resumeshim[%ld]: handshakes=%lu offered=%lu resumed=%lu full=%lu "
-                     "tickets=%lu evicted=%lu expired=%lu\n",
+                     "tickets=%lu evicted=%lu expired=%lu",
                      (long)getpid(), c[ST_HANDSHAKES], c[ST_OFFERED], c[ST_RESUMED], c[ST_FULL],
                      c[ST_TICKETS], c[ST_EVICTED], c[ST_EXPIRED]);
+    /* The server mode's own, in this process (each worker prints its own). */
+    if (cfg.server)
+        n += snprintf(line + n, sizeof line - (size_t)n,
+                      " server_tickets=%lu server_accepted=%lu server_refused=%lu",
+                      c[ST_SERVER_ISSUED], c[ST_SERVER_ACCEPTED], c[ST_SERVER_REFUSED]);
+    n += snprintf(line + n, sizeof line - (size_t)n, "\n");
     ssize_t ignored = write(log_fd, line, (size_t)n);
     (void)ignored;
 }

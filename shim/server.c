@@ -64,6 +64,8 @@ static int ticket_key(SSL *s, unsigned char *name, unsigned char *iv, EVP_CIPHER
     if (key_server_conf(s, conn_recorded_peek(s), ctx_recorded(R(SSL_get_SSL_CTX)(s)), conf))
         r = enc ? issue(conf, name, iv, cipher, mac, &k)
                 : accept_ticket(conf, name, iv, cipher, mac, &k);
+    if (!enc || r)
+        stat_add(enc ? ST_SERVER_ISSUED : r ? ST_SERVER_ACCEPTED : ST_SERVER_REFUSED);
     LOG(LOG_DEBUG, "server: ticket %s", enc ? (r ? "issued" : "not issued")
                                             : (r ? "accepted" : "not accepted"));
     explicit_bzero(&k, sizeof k);

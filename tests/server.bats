@@ -327,7 +327,7 @@ CONF
     for v in --tls13 --tls12; do
         local d="$BATS_TEST_TMPDIR/vg$v"
         mkdir "$d"
-        RESUMESHIM_SERVER=1 LD_PRELOAD="$SHIM" timeout 300 valgrind -q --error-exitcode=9 \
+        RESUMESHIM_STATS=1 RESUMESHIM_SERVER=1 LD_PRELOAD="$SHIM" timeout 300 valgrind -q --error-exitcode=9 \
             --leak-check=full --errors-for-leak-kinds=definite "$PSKSERVER" --cert "$CERT" \
             --key "$KEY" --port-file "$d/port" --log "$d/log" --ctx-per-conn --max 8 "$v" \
             > "$d/out" 2>&1 3>&- &
@@ -340,5 +340,7 @@ CONF
         wait "$pid" || rc=$?
         assert_equal "$rc" 0
         assert_equal "$(grep -c 'resumed=1' "$d/log")" 7
+        # the shim's own count agrees with the server's
+        grep -q 'server_accepted=7 server_refused=0$' "$d/out"
     done
 }
