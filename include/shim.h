@@ -224,6 +224,7 @@ struct ticket_key {
 };
 /* Made at load time, before a server forks its workers. */
 void ring_prepare(void);
+bool ring_ready(void);
 int64_t ring_epoch(time_t now);
 int64_t ring_name_epoch(const unsigned char name[16]);
 /* The keys of one configuration (its fingerprint) for a period: the current
@@ -231,8 +232,12 @@ int64_t ring_name_epoch(const unsigned char name[16]);
 bool ring_keys(const unsigned char conf[32], int64_t epoch, bool create, struct ticket_key *k);
 
 /* server.c: the ticket-key callback on server contexts. */
-void server_install(SSL_CTX *ctx);
+void server_init(void);
+/* False when the server mode cannot run (no shared memory for the ring). */
+bool server_install(SSL_CTX *ctx);
 void server_remove(SSL_CTX *ctx);
+/* A server connection's handshake starts. */
+void server_begin(SSL *s);
 
 /* session.c: properties of sessions. */
 bool session_is_tls13(const SSL_SESSION *sess);

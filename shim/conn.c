@@ -235,8 +235,13 @@ static void offer(struct conn *c, SSL *s)
 
 void conn_begin(SSL *s, bool client)
 {
-    if (!R(SSL_in_before)(s) || (!client && R(SSL_is_server)(s)))
+    if (!R(SSL_in_before)(s))
         return;
+    if (!client && R(SSL_is_server)(s)) {
+        if (cfg.server)
+            server_begin(s);
+        return;
+    }
     struct conn *c = get_or_create(s);
     if (c == NULL || c->started)
         return;

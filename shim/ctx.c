@@ -90,10 +90,8 @@ void ctx_setup(SSL_CTX *ctx)
     st->app_cb = R(SSL_CTX_sess_get_new_cb)(ctx);
     set_app_mode(ctx, st, app_mode(ctx, st));
     R(SSL_CTX_sess_set_new_cb)(ctx, new_session);
-    if (cfg.server && !st->client_only) {
-        server_install(ctx);
-        st->tickets = true;
-    }
+    if (cfg.server && !st->client_only)
+        st->tickets = server_install(ctx);
 }
 
 void ctx_own_tickets(SSL_CTX *ctx)

@@ -68,6 +68,8 @@ static void init_once(void)
     ctx_init();
     conn_init();
     key_init();
+    if (cfg.server)
+        server_init();
     store_init(cfg.store);
     if (pthread_atfork(prepare, parent, child) != 0) {
         LOG(LOG_WARN, "pthread_atfork failed; resumption is off");

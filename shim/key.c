@@ -434,6 +434,11 @@ bool key_server_conf(SSL *s, const struct recorded *conn, const struct recorded 
     put_server_certs(&k, s);
     put_num(&k, '<', (uint64_t)R(SSL_ctrl)(s, SSL_CTRL_GET_MIN_PROTO_VERSION, 0, NULL));
     put_num(&k, '>', (uint64_t)R(SSL_ctrl)(s, SSL_CTRL_GET_MAX_PROTO_VERSION, 0, NULL));
+    /* OpenSSL fails a TLS 1.2 resumption outright when the session's
+     * extended master secret and the connection's setting disagree. */
+    put_num(&k, 'o', R(SSL_get_options)(s) & SSL_OP_NO_EXTENDED_MASTER_SECRET);
+    /* It checks a resumed session's cipher against the client's list only. */
+    put_ciphers(&k, s);
     const struct recorded *rec = conn != NULL && conn->sid_set ? conn
                                  : ctx_rec != NULL           ? ctx_rec
                                                              : &none;
@@ -441,10 +446,10 @@ bool key_server_conf(SSL *s, const struct recorded *conn, const struct recorded 
     int mode = R(SSL_get_verify_mode)(s);
     put_num(&k, 'm', (uint64_t)mode);
     if (mode & SSL_VERIFY_PEER) {
-        /* OpenSSL fails a TLS 1.2 resumption with client verification and
-         * no session id context outright, rather than fall back to a full
+        /* OpenSSL fails a resumption with client verification and no
+         * session id context outright, rather than fall back to a full
          * handshake: such a configuration gets no tickets from us. */
-        if (R(SSL_version)(s) < TLS1_3_VERSION && rec->sid_len == 0)
+        if (rec->sid_len == 0)
             return false;
         /* Whom the server accepts as a client. Callbacks are told apart by
          * address: workers forked from one process share them, and

@@ -58,29 +58,40 @@ static _Thread_local struct cached {
 static _Thread_local unsigned cache_next;
 
 static struct ring *ring;
-static struct ring private_ring;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_key_t cache_key;
+static bool cache_key_made;
+
+/* A thread that ends leaves its cache behind in memory that the next
+ * thread reuses: wiped on the way out. */
+static void cache_wipe(void *c);
 
 static void make_ring(void)
 {
+    cache_key_made = pthread_key_create(&cache_key, cache_wipe) == 0;
     struct ring *r = mmap(NULL, sizeof *r, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
                           -1, 0);
     if (r == MAP_FAILED)
-        r = &private_ring; /* still shared by this process's contexts */
-    else
-        madvise(r, sizeof *r, MADV_DONTDUMP);
+        return; /* no server mode: tickets stay OpenSSL's */
+    madvise(r, sizeof *r, MADV_DONTDUMP);
     pthread_mutexattr_t a;
     pthread_mutexattr_init(&a);
     pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
     pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
     pthread_mutex_init(&r->lock, &a);
     pthread_mutexattr_destroy(&a);
-    ring = r;
+    __atomic_store_n(&ring, r, __ATOMIC_RELEASE);
 }
 
 void ring_prepare(void)
 {
     pthread_once(&once, make_ring);
+}
+
+bool ring_ready(void)
+{
+    ring_prepare();
+    return __atomic_load_n(&ring, __ATOMIC_ACQUIRE) != NULL;
 }
 
 int64_t ring_epoch(time_t now)
@@ -94,9 +105,16 @@ static void wipe(struct slot *s)
     __atomic_add_fetch(&ring->gen, 1, __ATOMIC_RELEASE);
 }
 
+/* Bounded: the holder may be waiting for the store's lock (250 ms at most)
+ * in another worker; past this, the handshake goes on without a ticket. */
+#define RING_WAIT_MS 1000
+
 static bool lock_ring(void)
 {
-    int r = pthread_mutex_lock(&ring->lock);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += RING_WAIT_MS / 1000;
+    int r = pthread_mutex_timedlock(&ring->lock, &until);
     if (r == EOWNERDEAD) {
         /* A worker died holding the lock, perhaps halfway through writing
          * a secret: forget them all. Tickets made with them become full
@@ -121,27 +139,39 @@ static bool alive(int64_t period, int64_t epoch, int64_t now)
     return period > 0 && epoch >= 0 && epoch <= now / period && now / period <= epoch + 1;
 }
 
+static bool number(const char *text, const char **end, int64_t *out)
+{
+    char *e;
+    errno = 0;
+    long long v = strtoll(text, &e, 10);
+    if (errno != 0 || e == text || *e != ' ' || v < 0 || text[0] == '+' || text[0] == ' ')
+        return false;
+    *out = v;
+    *end = e + 1;
+    return true;
+}
+
+static int hex_digit(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
 static bool parse_line(const char *line, size_t len, int64_t *period, int64_t *epoch,
                        unsigned char secret[32])
 {
-    char text[KEYFILE_LINE], hex[65];
-    long long p, e;
-    int used = 0;
+    char text[KEYFILE_LINE];
+    const char *p;
     if (len >= sizeof text)
         return false;
     memcpy(text, line, len);
     text[len] = '\0';
-    bool ok = sscanf(text, "%lld %lld %64[0-9a-f]%n", &p, &e, hex, &used) == 3 &&
-              (size_t)used == len && strlen(hex) == 64;
+    bool ok = number(text, &p, period) && number(p, &p, epoch) && strlen(p) == 64;
     for (int i = 0; ok && i < 32; i++) {
-        unsigned v;
-        ok = sscanf(hex + 2 * i, "%2x", &v) == 1;
-        secret[i] = (unsigned char)v;
+        int hi = hex_digit(p[2 * i]), lo = hex_digit(p[2 * i + 1]);
+        ok = hi >= 0 && lo >= 0;
+        secret[i] = (unsigned char)(hi << 4 | lo);
     }
-    *period = p;
-    *epoch = e;
     explicit_bzero(text, sizeof text);
-    explicit_bzero(hex, sizeof hex);
     return ok;
 }
 
@@ -282,9 +312,16 @@ static bool cached(const unsigned char conf[32], int64_t epoch, uint64_t gen,
     return hit;
 }
 
+static void cache_wipe(void *c)
+{
+    explicit_bzero(c, sizeof cache);
+}
+
 static void cache_add(const unsigned char conf[32], int64_t epoch, uint64_t gen,
                       const struct ticket_key *k)
 {
+    if (!cache_key_made || pthread_setspecific(cache_key, cache) != 0)
+        return; /* not cached where it could not be wiped */
     struct cached *c = &cache[cache_next++ % CACHED];
     *c = (struct cached){gen, cfg.rotate, epoch, {0}, *k};
     memcpy(c->conf, conf, 32);

@@ -7,15 +7,136 @@
  * inside the first read. A context whose application sets ticket keys or a
  * ticket-key callback of its own is handed back to it (ctx.c, hooks.c).
  *
+ * A ticket's keys are those of the configuration the connection started
+ * with, and of the server name the client asked for. OpenSSL decrypts a
+ * ticket before the server-name callback runs, and issues one after it,
+ * which may have switched the connection to another context (virtual
+ * hosts): the configuration is therefore taken once, when the handshake
+ * starts, and the name binds the ticket to the host it was issued for, so
+ * that a ticket for one name never resumes under another's settings.
+ *
  * Any failure here is a full handshake: OpenSSL treats 0 as "no ticket"
  * when issuing and "not mine" when accepting. The callback is never made
  * to return -1, which would fail the connection. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <openssl/core_names.h>
 
 #include "shim.h"
+
+/* Per connection: the fingerprint of the configuration it started with,
+ * and that of the ticket it resumed with (renewal issues under the same:
+ * OpenSSL forgets a TLS 1.2 session's server name unless the server's
+ * name callback acknowledged it). */
+struct started {
+    unsigned char conf[32];
+    unsigned char resumed[32];
+    bool has_resumed;
+};
+
+static int started_index = -1;
+
+static void free_started(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl,
+                         void *argp)
+{
+    (void)parent, (void)ad, (void)idx, (void)argl, (void)argp;
+    if (ptr != NULL)
+        explicit_bzero(ptr, sizeof(struct started));
+    free(ptr);
+}
+
+void server_init(void)
+{
+    started_index = R(CRYPTO_get_ex_new_index)(CRYPTO_EX_INDEX_SSL, 0, NULL, NULL, NULL,
+                                               free_started);
+}
+
+static bool conf_now(SSL *s, unsigned char conf[32])
+{
+    return key_server_conf(s, conn_recorded_peek(s), ctx_recorded(R(SSL_get_SSL_CTX)(s)), conf);
+}
+
+/* Takes the configuration's fingerprint, unless this handshake already
+ * has one. */
+static struct started *started(SSL *s, bool fresh)
+{
+    struct started *st = started_index >= 0 ? R(SSL_get_ex_data)(s, started_index) : NULL;
+    if (st != NULL && !fresh)
+        return st;
+    if (st == NULL && (st = calloc(1, sizeof *st)) != NULL &&
+        R(SSL_set_ex_data)(s, started_index, st) != 1) {
+        free(st);
+        return NULL;
+    }
+    if (st != NULL)
+        st->has_resumed = false;
+    if (st != NULL && !conf_now(s, st->conf)) {
+        R(SSL_set_ex_data)(s, started_index, NULL);
+        free_started(NULL, st, NULL, 0, 0, NULL);
+        return NULL;
+    }
+    return st;
+}
+
+void server_begin(SSL *s)
+{
+    started(s, true);
+}
+
+/* The host name in the ClientHello's server_name extension, while OpenSSL
+ * still holds the ClientHello (it decrypts tickets then): empty for none,
+ * NULL when the extension cannot be read. */
+static const unsigned char *hello_name(SSL *s, size_t *len)
+{
+    const unsigned char *p;
+    size_t n;
+    *len = 0;
+    if (R(SSL_client_hello_get0_ext)(s, TLSEXT_TYPE_server_name, &p, &n) != 1)
+        return (const unsigned char *)"";
+    /* list length, then entries of a type and a length each */
+    if (n < 2 || (size_t)(p[0] << 8 | p[1]) != n - 2)
+        return NULL;
+    for (size_t at = 2; at + 3 <= n;) {
+        size_t l = (size_t)(p[at + 1] << 8 | p[at + 2]);
+        if (at + 3 + l > n)
+            return NULL;
+        if (p[at] == TLSEXT_NAMETYPE_host_name) {
+            *len = l;
+            return p + at + 3;
+        }
+        at += 3 + l;
+    }
+    return (const unsigned char *)"";
+}
+
+/* The ticket's own fingerprint: the configuration and the server name. */
+static bool ticket_conf(SSL *s, bool enc, unsigned char conf[32])
+{
+    struct started *st = started(s, false);
+    size_t len = 0;
+    const unsigned char *name;
+    if (st == NULL)
+        return false;
+    if (enc && st->has_resumed) {
+        memcpy(conf, st->resumed, 32);
+        return true;
+    }
+    if (enc) {
+        const char *sni = R(SSL_get_servername)(s, TLSEXT_NAMETYPE_host_name);
+        name = (const unsigned char *)(sni != NULL ? sni : "");
+        len = strlen((const char *)name);
+    } else {
+        name = hello_name(s, &len);
+    }
+    unsigned char buf[32 + 256];
+    if (name == NULL || len > 255)
+        return false;
+    memcpy(buf, st->conf, 32);
+    memcpy(buf + 32, name, len);
+    return R(EVP_Digest)(buf, 32 + len, conf, NULL, R(EVP_sha256)(), NULL) == 1;
+}
 
 static bool keys_into(struct ticket_key *k, unsigned char *iv, EVP_CIPHER_CTX *cipher,
                       EVP_MAC_CTX *mac, bool enc)
@@ -31,10 +152,32 @@ static bool keys_into(struct ticket_key *k, unsigned char *iv, EVP_CIPHER_CTX *c
     return ok == 1 && R(EVP_MAC_CTX_set_params)(mac, params) == 1;
 }
 
-static int issue(const unsigned char conf[32], unsigned char name[16], unsigned char *iv,
-                 EVP_CIPHER_CTX *cipher, EVP_MAC_CTX *mac, struct ticket_key *k)
+/* OpenSSL fails outright, instead of doing a full handshake, a resumption
+ * on a connection that verifies clients and has no session id context:
+ * no ticket is issued for such a session, and none accepted there. */
+static bool verifies_without_context(SSL *s, bool enc)
 {
-    if (!ring_keys(conf, ring_epoch(time(NULL)), true, k) || R(RAND_bytes)(iv, 16) != 1)
+    if (!(R(SSL_get_verify_mode)(s) & SSL_VERIFY_PEER))
+        return false;
+    unsigned len = 0;
+    if (enc) {
+        SSL_SESSION *sess = R(SSL_get_session)(s);
+        if (sess != NULL)
+            R(SSL_SESSION_get0_id_context)(sess, &len);
+        return len == 0;
+    }
+    const struct recorded *r = conn_recorded_peek(s);
+    if (r == NULL || !r->sid_set)
+        r = ctx_recorded(R(SSL_get_SSL_CTX)(s));
+    return r == NULL || r->sid_len == 0;
+}
+
+static int issue(SSL *s, unsigned char name[16], unsigned char *iv, EVP_CIPHER_CTX *cipher,
+                 EVP_MAC_CTX *mac, struct ticket_key *k)
+{
+    unsigned char conf[32];
+    if (verifies_without_context(s, true) || !ticket_conf(s, true, conf) ||
+        !ring_keys(conf, ring_epoch(time(NULL)), true, k) || R(RAND_bytes)(iv, 16) != 1)
         return 0;
     memcpy(name, k->name, sizeof k->name);
     return keys_into(k, iv, cipher, mac, true) ? 1 : 0;
@@ -44,26 +187,29 @@ static int issue(const unsigned char conf[32], unsigned char name[16], unsigned 
  * each ticket once (as the shim's client side does) would otherwise resume
  * only every other connection: OpenSSL sends none after a TLS 1.3
  * resumption that was not asked to renew. */
-static int accept_ticket(const unsigned char conf[32], const unsigned char name[16],
-                         unsigned char *iv, EVP_CIPHER_CTX *cipher, EVP_MAC_CTX *mac,
-                         struct ticket_key *k)
+static int accept_ticket(SSL *s, const unsigned char name[16], unsigned char *iv,
+                         EVP_CIPHER_CTX *cipher, EVP_MAC_CTX *mac, struct ticket_key *k)
 {
-    if (!ring_keys(conf, ring_name_epoch(name), false, k) ||
-        memcmp(name, k->name, sizeof k->name) != 0)
+    unsigned char conf[32];
+    if (verifies_without_context(s, false) || !ticket_conf(s, false, conf) ||
+        !ring_keys(conf, ring_name_epoch(name), false, k) ||
+        memcmp(name, k->name, sizeof k->name) != 0 || !keys_into(k, iv, cipher, mac, false))
         return 0;
-    return keys_into(k, iv, cipher, mac, false) ? 2 : 0;
+    struct started *st = started(s, false);
+    if (st != NULL) {
+        memcpy(st->resumed, conf, 32);
+        st->has_resumed = true;
+    }
+    return 2;
 }
 
 static int ticket_key(SSL *s, unsigned char *name, unsigned char *iv, EVP_CIPHER_CTX *cipher,
                       EVP_MAC_CTX *mac, int enc)
 {
-    int saved = errno, r = 0;
-    unsigned char conf[32];
+    int saved = errno;
     struct ticket_key k;
     R(ERR_set_mark)();
-    if (key_server_conf(s, conn_recorded_peek(s), ctx_recorded(R(SSL_get_SSL_CTX)(s)), conf))
-        r = enc ? issue(conf, name, iv, cipher, mac, &k)
-                : accept_ticket(conf, name, iv, cipher, mac, &k);
+    int r = enc ? issue(s, name, iv, cipher, mac, &k) : accept_ticket(s, name, iv, cipher, mac, &k);
     if (!enc || r)
         stat_add(enc ? ST_SERVER_ISSUED : r ? ST_SERVER_ACCEPTED : ST_SERVER_REFUSED);
     LOG(LOG_DEBUG, "server: ticket %s", enc ? (r ? "issued" : "not issued")
@@ -74,10 +220,9 @@ static int ticket_key(SSL *s, unsigned char *name, unsigned char *iv, EVP_CIPHER
     return r;
 }
 
-void server_install(SSL_CTX *ctx)
+bool server_install(SSL_CTX *ctx)
 {
-    ring_prepare();
-    R(SSL_CTX_set_tlsext_ticket_key_evp_cb)(ctx, ticket_key);
+    return ring_ready() && R(SSL_CTX_set_tlsext_ticket_key_evp_cb)(ctx, ticket_key) == 1;
 }
 
 void server_remove(SSL_CTX *ctx)

@@ -94,11 +94,12 @@ static int open_dir(void)
 }
 
 /* Opens a file of the store, refusing one that others could have written
- * or read: it holds secrets, and a planted one could hold anything. */
+ * or read: it holds secrets, and a planted one could hold anything. Never
+ * blocking in open(): a FIFO in its place would hang the handshake. */
 static int open_file(int dfd, const char *name, int flags)
 {
     struct stat st;
-    int fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
     if (fd < 0) {
         if (errno != ENOENT)
             refuse(name, NULL);

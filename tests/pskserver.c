@@ -153,7 +153,8 @@ static void usage(void)
 {
     fprintf(stderr, "usage: pskserver --cert FILE --key FILE [--port N] [--port-file FILE]\n"
             "  [--log FILE] [--tls12|--tls13] [--tickets N] [--no-resume|--refuse]\n"
-            "  [--lifetime N] [--big-tickets N] [--max N] [--ctx-per-conn]\n");
+            "  [--lifetime N] [--big-tickets N] [--max N] [--ctx-per-conn]\n"
+            "  [--verify] [--no-sid] [--no-ems]\n");
     exit(2);
 }
 
@@ -222,7 +223,7 @@ static void handle(SSL_CTX *ctx, int fd, long seq, FILE *log)
 
 static const char *cert, *key;
 static long tickets = -1, lifetime = -1;
-static int version, no_resume, refuse;
+static int version, no_resume, refuse, verify, no_sid, no_ems;
 
 /* The server's context, as configured by the options; NULL on failure. */
 static SSL_CTX *make_ctx(void)
@@ -238,7 +239,13 @@ static SSL_CTX *make_ctx(void)
     }
     SSL_CTX_set_min_proto_version(ctx, version ? version : TLS1_2_VERSION);
     SSL_CTX_set_max_proto_version(ctx, version ? version : TLS1_3_VERSION);
-    SSL_CTX_set_session_id_context(ctx, (const unsigned char *)"pskserver", 9);
+    if (!no_sid)
+        SSL_CTX_set_session_id_context(ctx, (const unsigned char *)"pskserver", 9);
+    /* asks for a client certificate, and takes a connection without one */
+    if (verify)
+        SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    if (no_ems)
+        SSL_CTX_set_options(ctx, SSL_OP_NO_EXTENDED_MASTER_SECRET);
     SSL_CTX_set_client_hello_cb(ctx, client_hello_cb, NULL);
     if (tickets >= 0)
         SSL_CTX_set_num_tickets(ctx, (size_t)tickets);
@@ -282,6 +289,9 @@ int main(int argc, char **argv)
             else if (!strcmp(a, "--no-resume")) no_resume = 1;
             else if (!strcmp(a, "--refuse")) refuse = 1;
             else if (!strcmp(a, "--ctx-per-conn")) ctx_per_conn = 1;
+            else if (!strcmp(a, "--verify")) verify = 1;
+            else if (!strcmp(a, "--no-sid")) no_sid = 1;
+            else if (!strcmp(a, "--no-ems")) no_ems = 1;
             else usage();
         }
         i += takes;

@@ -344,3 +344,113 @@ CONF
         grep -q 'server_accepted=7 server_refused=0$' "$d/out"
     done
 }
+
+# start_psk_mode [env...] -- [pskserver options]: the tests' C server under
+# the shim; sets PORT and SLOG.
+start_psk_mode() {
+    local d envs=()
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+    shift
+    d=$(mktemp -d "$BATS_TEST_TMPDIR/psk.XXXX")
+    SLOG="$d/log"
+    env "${envs[@]}" LD_PRELOAD="$PRELOAD" "$PSKSERVER" --cert "$CERT" --key "$KEY" \
+        --port-file "$d/port" --log "$SLOG" "$@" > "$d/out" 2>&1 3>&- &
+    echo $! >> "$BATS_TEST_TMPDIR/pids"
+    local i
+    for i in $(seq 100); do [ -s "$d/port" ] && break; sleep 0.05; done
+    PORT=$(cat "$d/port")
+}
+
+@test "virtual hosts: each name resumes under the server mode, and a ticket never crosses names" {
+    make_certs "$OTHER"
+    local d="$BATS_TEST_TMPDIR/vhosts"
+    mkdir "$d"
+    PORT=$(free_port)
+    SLOG="$d/access.log"
+    local v block=""
+    for v in "a.test $CERT $KEY" "b.test $OTHER/server.pem $OTHER/server.key"; do
+        set -- $v
+        block="$block
+    server {
+        listen 127.0.0.1:$PORT ssl;
+        server_name $1;
+        ssl_certificate $2;
+        ssl_certificate_key $3;
+        ssl_protocols TLSv1.2 TLSv1.3;
+        location / { return 200 \"ok\\n\"; }
+    }"
+    done
+    cat > "$d/nginx.conf" <<CONF
+daemon off;
+master_process off;
+pid $d/nginx.pid;
+error_log $d/error.log;
+events { worker_connections 64; }
+http {
+    log_format reuse '\$ssl_session_reused \$ssl_server_name';
+    access_log $SLOG reuse;
+    client_body_temp_path $d/body;
+    proxy_temp_path $d/proxy;
+    fastcgi_temp_path $d/fastcgi;
+    uwsgi_temp_path $d/uwsgi;
+    scgi_temp_path $d/scgi;
+$block
+}
+CONF
+    RESUMESHIM_SERVER=1 LD_PRELOAD="$PRELOAD" nginx -p "$d" -c "$d/nginx.conf" 3>&- &
+    echo $! >> "$BATS_TEST_TMPDIR/pids"
+    wait_port "$PORT"
+    for v in --tls13 --tls12; do
+        : > "$SLOG"
+        # b.test is served by the context the name callback switches to
+        run with_shim "$CLIENT" "$v" --n 10 --sni b.test "$PORT"
+        assert_output "reused=9 of=10 failed=0"
+        run with_shim "$CLIENT" "$v" --n 10 --sni a.test "$PORT"
+        assert_output "reused=9 of=10 failed=0"
+        nginx_requests > /dev/null
+        assert_equal "$(grep -c '^r b.test' "$SLOG")" 9
+        assert_equal "$(grep -c '^r a.test' "$SLOG")" 9
+        # a ticket for a.test, offered for b.test: a full handshake
+        fetch_ticket "$BATS_TEST_TMPDIR/a.der" "$v" --sni a.test "$PORT"
+        offer "$BATS_TEST_TMPDIR/a.der" "$v" --sni b.test "$PORT"
+        assert_output "reused=0 of=1 failed=0"
+    done
+}
+
+@test "client verification without a session id context: no tickets, and no failed connection" {
+    local v
+    for v in --tls13 --tls12; do
+        start_psk_mode RESUMESHIM_SERVER=1 -- --verify --no-sid --ctx-per-conn
+        run with_shim "$CLIENT" "$v" --n 6 "$PORT"
+        assert_output "reused=0 of=6 failed=0"
+        assert_equal "$(grep -c 'status=ok' "$SLOG")" 6
+        # and with a session id context, the same server resumes
+        start_psk_mode RESUMESHIM_SERVER=1 -- --verify --ctx-per-conn
+        run with_shim "$CLIENT" "$v" --n 6 "$PORT"
+        assert_output "reused=5 of=6 failed=0"
+    done
+}
+
+@test "a TLS 1.2 ticket with extended master secret is not offered to a server without it" {
+    local store="$BATS_TEST_TMPDIR/store"
+    start_psk_mode RESUMESHIM_SERVER=1 RESUMESHIM_STORE="$store" -- --tls12
+    local a=$PORT
+    start_psk_mode RESUMESHIM_SERVER=1 RESUMESHIM_STORE="$store" -- --tls12 --no-ems
+    fetch_ticket "$BATS_TEST_TMPDIR/a.der" "$a"
+    # OpenSSL would fail the connection over the mismatch: the shim's keys
+    # differ, so it is a full handshake
+    offer "$BATS_TEST_TMPDIR/a.der" "$PORT"
+    assert_output "reused=0 of=1 failed=0"
+    assert_equal "$(grep -c 'status=ok version=TLSv1.2 resumed=0' "$SLOG")" 1
+}
+
+@test "a FIFO in place of the key file costs no connection" {
+    local store="$BATS_TEST_TMPDIR/store"
+    mkdir -m 700 "$store"
+    mkfifo -m 600 "$store/ticket-keys"
+    start_psk_mode RESUMESHIM_SERVER=1 RESUMESHIM_STORE="$store" -- --ctx-per-conn
+    run timeout 20 env LD_PRELOAD="$PRELOAD" "$CLIENT" --n 4 "$PORT"
+    assert_success
+    # the process's own keys
+    assert_output "reused=3 of=4 failed=0"
+}
