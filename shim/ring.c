@@ -3,7 +3,9 @@
  * that independent processes agree on which period it is.
  *
  * A secret encrypts tickets during its own period and decrypts them during
- * that one and the next; after that it is wiped, here and in the key file.
+ * that one and the next; after that it is wiped here at the next handshake
+ * (the shim runs no thread of its own) and dropped from the key file at
+ * its next rewrite.
  * A stolen secret therefore opens at most two periods' tickets. Each
  * server configuration gets keys of its own, derived from the secret and
  * the configuration's fingerprint (key.c): a ticket issued under one
