@@ -185,7 +185,8 @@ srv_count() {
     local prev=-1 n _ log
     for _ in $(seq 20); do
         n=$(srv_log "$1" | wc -c)
-        [ "$n" = "$prev" ] && break
+        # a busy machine may not have written the first line yet
+        [ "$n" = "$prev" ] && [ "$n" -gt 0 ] && break
         prev=$n
         sleep 0.1
     done
