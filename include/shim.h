@@ -236,7 +236,8 @@ void server_init(void);
 /* False when the server mode cannot run (no shared memory for the ring). */
 bool server_install(SSL_CTX *ctx);
 void server_remove(SSL_CTX *ctx);
-/* A server connection's handshake starts. */
+/* A server connection's handshake starts. (Not undone by SSL_clear:
+ * OpenSSL calls that itself as a handshake starts.) */
 void server_begin(SSL *s);
 
 /* session.c: properties of sessions. */
@@ -258,6 +259,8 @@ bool ctx_set_app_cb(SSL_CTX *ctx, shim_new_session_cb cb);
 bool ctx_get_app_cb(SSL_CTX *ctx, shim_new_session_cb *cb);
 /* The application manages the context's ticket keys itself. */
 void ctx_own_tickets(SSL_CTX *ctx);
+/* Whether the context's tickets are the server mode's. */
+bool ctx_server_tickets(SSL_CTX *ctx);
 /* NULL for a context the shim did not set up. */
 struct recorded *ctx_recorded(SSL_CTX *ctx);
 

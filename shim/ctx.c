@@ -94,6 +94,12 @@ void ctx_setup(SSL_CTX *ctx)
         st->tickets = server_install(ctx);
 }
 
+bool ctx_server_tickets(SSL_CTX *ctx)
+{
+    struct ctx_state *st = state(ctx);
+    return st != NULL && __atomic_load_n(&st->tickets, __ATOMIC_RELAXED);
+}
+
 void ctx_own_tickets(SSL_CTX *ctx)
 {
     struct ctx_state *st = state(ctx);

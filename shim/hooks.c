@@ -235,6 +235,7 @@ RECORD_HOOK(SSL_set_trust, SSL, s, conn_recorded, SET_TRUST)
 
 ENTRY(SSL_connect, true, IO_HANDSHAKE, -1, (SSL *s), (s))
 ENTRY(SSL_do_handshake, false, IO_HANDSHAKE, -1, (SSL *s), (s))
+ENTRY(SSL_accept, false, IO_HANDSHAKE, -1, (SSL *s), (s))
 ENTRY(SSL_read, false, IO_READ, -1, (SSL *s, void *buf, int num), (s, buf, num))
 ENTRY(SSL_read_ex, false, IO_READ, 0, (SSL *s, void *buf, size_t num, size_t *got),
       (s, buf, num, got))

@@ -111,12 +111,23 @@ static void wipe(struct slot *s)
  * in another worker; past this, the handshake goes on without a ticket. */
 #define RING_WAIT_MS 1000
 
+/* A holder stuck past the wait (stopped, say) is not waited for again for
+ * a while, so that it costs each worker one wait, not one per handshake. */
+#define RING_BUSY_PAUSE 10
+static time_t busy_until;
+
 static bool lock_ring(void)
 {
     struct timespec until;
+    if (time(NULL) < __atomic_load_n(&busy_until, __ATOMIC_RELAXED))
+        return false;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += RING_WAIT_MS / 1000;
     int r = pthread_mutex_timedlock(&ring->lock, &until);
+    if (r == ETIMEDOUT) {
+        LOG(LOG_INFO, "ticket keys busy; no tickets for %d s", RING_BUSY_PAUSE);
+        __atomic_store_n(&busy_until, time(NULL) + RING_BUSY_PAUSE, __ATOMIC_RELAXED);
+    }
     if (r == EOWNERDEAD) {
         /* A worker died holding the lock, perhaps halfway through writing
          * a secret: forget them all. Tickets made with them become full

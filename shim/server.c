@@ -27,9 +27,10 @@
 #include "shim.h"
 
 /* Per connection: the fingerprint of the configuration it started with,
- * and that of the ticket it resumed with (renewal issues under the same:
- * OpenSSL forgets a TLS 1.2 session's server name unless the server's
- * name callback acknowledged it). */
+ * and that of the ticket it resumed with in this handshake. A TLS 1.2
+ * renewal is issued under the same: OpenSSL then reports the session's
+ * server name, which it keeps only when the server's name callback
+ * acknowledged it. */
 struct started {
     unsigned char conf[32];
     unsigned char resumed[32];
@@ -47,9 +48,18 @@ static void free_started(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, l
     free(ptr);
 }
 
+/* SSL_dup copies ex_data pointers: the copy starts without state. */
+static int dup_started(CRYPTO_EX_DATA *to, const CRYPTO_EX_DATA *from, void **from_d, int idx,
+                       long argl, void *argp)
+{
+    (void)to, (void)from, (void)idx, (void)argl, (void)argp;
+    *from_d = NULL;
+    return 1;
+}
+
 void server_init(void)
 {
-    started_index = R(CRYPTO_get_ex_new_index)(CRYPTO_EX_INDEX_SSL, 0, NULL, NULL, NULL,
+    started_index = R(CRYPTO_get_ex_new_index)(CRYPTO_EX_INDEX_SSL, 0, NULL, NULL, dup_started,
                                                free_started);
 }
 
@@ -82,7 +92,11 @@ static struct started *started(SSL *s, bool fresh)
 
 void server_begin(SSL *s)
 {
+    if (!ctx_server_tickets(R(SSL_get_SSL_CTX)(s)))
+        return;
+    R(ERR_set_mark)();
     started(s, true);
+    R(ERR_pop_to_mark)();
 }
 
 /* The host name in the ClientHello's server_name extension, while OpenSSL
@@ -119,7 +133,13 @@ static bool ticket_conf(SSL *s, bool enc, unsigned char conf[32])
     const unsigned char *name;
     if (st == NULL)
         return false;
-    if (enc && st->has_resumed) {
+    /* A TLS 1.2 resumption: renewed under the ticket's own fingerprint, or
+     * (resumed from OpenSSL's session cache, whose session may carry no
+     * name) not at all. TLS 1.3 and full handshakes report this
+     * handshake's name. */
+    if (enc && R(SSL_session_reused)(s) && R(SSL_version)(s) < TLS1_3_VERSION) {
+        if (!st->has_resumed)
+            return false;
         memcpy(conf, st->resumed, 32);
         return true;
     }
@@ -191,11 +211,14 @@ static int accept_ticket(SSL *s, const unsigned char name[16], unsigned char *iv
                          EVP_CIPHER_CTX *cipher, EVP_MAC_CTX *mac, struct ticket_key *k)
 {
     unsigned char conf[32];
+    /* After a HelloRetryRequest the second ClientHello is judged anew. */
+    struct started *st = started(s, false);
+    if (st != NULL)
+        st->has_resumed = false;
     if (verifies_without_context(s, false) || !ticket_conf(s, false, conf) ||
         !ring_keys(conf, ring_name_epoch(name), false, k) ||
         memcmp(name, k->name, sizeof k->name) != 0 || !keys_into(k, iv, cipher, mac, false))
         return 0;
-    struct started *st = started(s, false);
     if (st != NULL) {
         memcpy(st->resumed, conf, 32);
         st->has_resumed = true;
