@@ -238,7 +238,8 @@ void conn_begin(SSL *s, bool client)
     if (!R(SSL_in_before)(s))
         return;
     if (!client && R(SSL_is_server)(s)) {
-        if (cfg.server)
+        /* once, at the outermost hook (SSL_accept reaches SSL_do_handshake) */
+        if (cfg.server && conn_in_handshake == 0)
             server_begin(s);
         return;
     }
