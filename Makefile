@@ -20,7 +20,7 @@ SRCS := $(wildcard shim/*.c)
 OBJS := $(SRCS:shim/%.c=build/%.o)
 HDRS := $(wildcard include/*.h include/*.def)
 TESTBIN := tests/bin/client tests/bin/pskserver tests/bin/fuzzstore tests/bin/delayrelay \
-           tests/bin/lifecycle
+           tests/bin/lifecycle tests/bin/vhostserver tests/bin/vhostclient
 
 all: libresumeshim.so
 

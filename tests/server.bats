@@ -454,3 +454,88 @@ CONF
     # the process's own keys
     assert_output "reused=3 of=4 failed=0"
 }
+
+# start_vhost [env...] -- [vhostserver options]: one context serving a
+# default host that requires a client certificate and b.test, which asks
+# for none; under the shim. Sets PORT and SLOG.
+start_vhost() {
+    local d envs=()
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+    shift
+    d=$(mktemp -d "$BATS_TEST_TMPDIR/vhost.XXXX")
+    SLOG="$d/log"
+    env "${envs[@]}" LD_PRELOAD="$PRELOAD" "$ROOT/tests/bin/vhostserver" --cert "$CERT" \
+        --key "$KEY" --ca "$CA" --port-file "$d/port" --log "$SLOG" "$@" > "$d/out" 2>&1 3>&- &
+    echo $! >> "$BATS_TEST_TMPDIR/pids"
+    local i
+    for i in $(seq 100); do [ -s "$d/port" ] && break; sleep 0.05; done
+    PORT=$(cat "$d/port")
+}
+
+vhostclient() { timeout 60 "$ROOT/tests/bin/vhostclient" "$@"; }
+
+# The server's log line of connection N, from status on.
+conn_line() { sed -n "s/^conn=$1 //p" "$SLOG"; }
+
+@test "virtual hosts: a server name changed after a HelloRetryRequest takes no ticket into the host that requires a client certificate" {
+    cat "$CERT" "$KEY" > "$BATS_TEST_TMPDIR/client.pem"
+    local mode
+    for mode in "" --hello-switch; do
+        start_vhost RESUMESHIM_SERVER=1 -- --groups P-256 $mode
+        # c1: the default host, with a certificate; c2: its ticket, no name
+        # in the first ClientHello and b.test in the second; c3: no name
+        # and c2's ticket, without a certificate
+        run vhostclient hrr "$PORT" "$BATS_TEST_TMPDIR/client.pem"
+        assert_success
+        assert_equal "$(conn_line 1)" \
+            "status=ok hellos=2 sni=- version=TLSv1.3 vhost=default peercert=1 resumed=0 tickets=2"
+        # the ticket for no name is refused for b.test, and the renewal
+        # is b.test's
+        assert_equal "$(conn_line 2)" \
+            "status=ok hellos=2 sni=b.test version=TLSv1.3 vhost=b.test peercert=0 resumed=0 tickets=2"
+        assert_equal "$(conn_line 3)" "status=fail hellos=2 sni=-"
+        refute grep 'status=ok .*vhost=default peercert=0' "$SLOG"
+        teardown
+    done
+}
+
+@test "virtual hosts: no ticket after a TLS 1.2 resumption from OpenSSL's session cache" {
+    local mode
+    for mode in "" --hello-switch; do
+        start_vhost RESUMESHIM_SERVER=1 -- $mode
+        # c1: b.test without a ticket; c2: b.test, resumed by session id,
+        # with an empty ticket extension; c3 (only if c2 got a ticket): no
+        # name, that ticket, no certificate
+        run vhostclient sessid "$PORT"
+        assert_success
+        assert_equal "$(conn_line 1)" \
+            "status=ok hellos=1 sni=b.test version=TLSv1.2 vhost=b.test peercert=0 resumed=0 tickets=0"
+        # the session may carry no name: a ticket would be bound to none
+        assert_equal "$(conn_line 2)" \
+            "status=ok hellos=1 sni=b.test version=TLSv1.2 vhost=b.test peercert=0 resumed=1 tickets=0"
+        assert_equal "$(connections)" 2
+        refute grep 'status=ok .*vhost=default peercert=0' "$SLOG"
+        teardown
+    done
+}
+
+@test "SSL_dup of a server SSL the shim has seen runs clean under memcheck" {
+    local d="$BATS_TEST_TMPDIR/vg"
+    mkdir "$d"
+    # after each connection the server clears its SSL and duplicates it
+    RESUMESHIM_SERVER=1 LD_PRELOAD="$SHIM" timeout 120 valgrind -q --error-exitcode=9 \
+        "$ROOT/tests/bin/vhostserver" --cert "$CERT" --key "$KEY" --ca "$CA" \
+        --port-file "$d/port" --log "$d/log" --dup --max 3 > "$d/out" 2>&1 3>&- &
+    local pid=$!
+    for i in $(seq 300); do [ -s "$d/port" ] && break; sleep 0.1; done
+    run client --n 2 --sni b.test "$(cat "$d/port")"
+    assert_output "reused=0 of=2 failed=0"
+    run client --tls12 --sni b.test "$(cat "$d/port")"
+    assert_output "reused=0 of=1 failed=0"
+    local rc=0
+    wait "$pid" || rc=$?
+    head -n 20 "$d/out"
+    assert_equal "$rc" 0
+    assert_equal "$(grep -c 'status=ok .*vhost=b.test' "$d/log")" 3
+    refute grep 'dup=fail' "$d/log"
+}
