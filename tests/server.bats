@@ -15,25 +15,37 @@ setup() {
     mkdir -p "$OTHER"
 }
 
-# start_wrap [env...] -- CERT:KEY...: the per-connection ssl.wrap_socket
-# server under the shim; sets PORTS (one per certificate) and SLOG.
-start_wrap() {
-    local d envs=()
+# server_dir: a directory for one server ($D), with its log ($SLOG).
+server_dir() {
+    D=$(mktemp -d "$BATS_TEST_TMPDIR/server.XXXX")
+    SLOG="$D/log"
+    : > "$SLOG"
+}
+
+# serve [env...] -- COMMAND...: runs a server under the shim in the
+# background (its output in $D/out), recorded for teardown; waits for it to
+# write its port(s) to $D/port, one per line, and sets PORTS and PORT (the
+# first).
+serve() {
+    local envs=()
     while [ "$1" != "--" ]; do envs+=("$1"); shift; done
     shift
-    d=$(mktemp -d "$BATS_TEST_TMPDIR/wrap.XXXX")
-    SLOG="$d/log"
-    : > "$SLOG"
-    env "${envs[@]}" LD_PRELOAD="$PRELOAD" "$PY" "$WRAPSERVER" "$SLOG" "$d/ports" "$@" \
-        > "$d/out" 2>&1 3>&- &
+    env "${envs[@]}" LD_PRELOAD="$PRELOAD" "$@" > "$D/out" 2>&1 3>&- &
     echo $! >> "$BATS_TEST_TMPDIR/pids"
     local i
-    for i in $(seq 200); do
-        [ -s "$d/ports" ] && break
-        sleep 0.05
-    done
-    mapfile -t PORTS < "$d/ports"
+    for i in $(seq 200); do [ -s "$D/port" ] && break; sleep 0.05; done
+    mapfile -t PORTS < "$D/port"
     PORT=${PORTS[0]}
+}
+
+# start_wrap [env...] -- CERT:KEY...: the per-connection ssl.wrap_socket
+# server; one port per certificate.
+start_wrap() {
+    local envs=()
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+    shift
+    server_dir
+    serve "${envs[@]}" -- "$PY" "$WRAPSERVER" "$SLOG" "$D/port" "$@"
 }
 
 # start_gunicorn WORKERS [launcher...]: gunicorn's sync workers, which call
@@ -345,20 +357,14 @@ CONF
     done
 }
 
-# start_psk_mode [env...] -- [pskserver options]: the tests' C server under
-# the shim; sets PORT and SLOG.
+# start_psk_mode [env...] -- [pskserver options]: the tests' C server.
 start_psk_mode() {
-    local d envs=()
+    local envs=()
     while [ "$1" != "--" ]; do envs+=("$1"); shift; done
     shift
-    d=$(mktemp -d "$BATS_TEST_TMPDIR/psk.XXXX")
-    SLOG="$d/log"
-    env "${envs[@]}" LD_PRELOAD="$PRELOAD" "$PSKSERVER" --cert "$CERT" --key "$KEY" \
-        --port-file "$d/port" --log "$SLOG" "$@" > "$d/out" 2>&1 3>&- &
-    echo $! >> "$BATS_TEST_TMPDIR/pids"
-    local i
-    for i in $(seq 100); do [ -s "$d/port" ] && break; sleep 0.05; done
-    PORT=$(cat "$d/port")
+    server_dir
+    serve "${envs[@]}" -- "$PSKSERVER" --cert "$CERT" --key "$KEY" --port-file "$D/port" \
+        --log "$SLOG" "$@"
 }
 
 @test "virtual hosts: each name resumes under the server mode, and a ticket never crosses names" {
@@ -459,17 +465,12 @@ CONF
 # default host that requires a client certificate and b.test, which asks
 # for none; under the shim. Sets PORT and SLOG.
 start_vhost() {
-    local d envs=()
+    local envs=()
     while [ "$1" != "--" ]; do envs+=("$1"); shift; done
     shift
-    d=$(mktemp -d "$BATS_TEST_TMPDIR/vhost.XXXX")
-    SLOG="$d/log"
-    env "${envs[@]}" LD_PRELOAD="$PRELOAD" "$ROOT/tests/bin/vhostserver" --cert "$CERT" \
-        --key "$KEY" --ca "$CA" --port-file "$d/port" --log "$SLOG" "$@" > "$d/out" 2>&1 3>&- &
-    echo $! >> "$BATS_TEST_TMPDIR/pids"
-    local i
-    for i in $(seq 100); do [ -s "$d/port" ] && break; sleep 0.05; done
-    PORT=$(cat "$d/port")
+    server_dir
+    serve "${envs[@]}" -- "$ROOT/tests/bin/vhostserver" --cert "$CERT" --key "$KEY" --ca "$CA" \
+        --port-file "$D/port" --log "$SLOG" "$@"
 }
 
 vhostclient() { timeout 60 "$ROOT/tests/bin/vhostclient" "$@"; }
