@@ -120,6 +120,9 @@ enum setting { SET_PURPOSE, SET_TRUST };
 void record_sid(struct recorded *r, const unsigned char *sid, unsigned len);
 void record_int(struct recorded *r, enum setting which, int value);
 void key_build(SSL *s, const struct recorded *conn, const struct recorded *ctx, struct key *k);
+/* The session id context in force: the connection's, else its context's
+ * (either may be NULL); never NULL. */
+const struct recorded *recorded_sid(const struct recorded *conn, const struct recorded *ctx);
 /* The fingerprint of a server connection's configuration: what a ticket it
  * issues may be accepted under. False when it cannot be told apart. */
 bool key_server_conf(SSL *s, const struct recorded *conn, const struct recorded *ctx,

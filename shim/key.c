@@ -337,16 +337,30 @@ static void put_own_cert(struct key *k, SSL *s)
         k->len = 0;
 }
 
-/* A connection's own setting wins over its context's, as in OpenSSL. */
-static void put_recorded(struct key *k, const struct recorded *conn, const struct recorded *ctx)
+/* A connection's own setting wins over its context's, as in OpenSSL.
+ * Either may be missing (NULL). */
+static const struct recorded none;
+
+const struct recorded *recorded_sid(const struct recorded *conn, const struct recorded *ctx)
 {
-    static const struct recorded none;
+    return conn != NULL && conn->sid_set ? conn : ctx != NULL ? ctx : &none;
+}
+
+static void put_usage(struct key *k, const struct recorded *conn, const struct recorded *ctx)
+{
     if (ctx == NULL)
         ctx = &none;
-    const struct recorded *sid = conn->sid_set ? conn : ctx;
+    put_num(k, 'u', (uint64_t)(int64_t)(conn != NULL && conn->purpose_set ? conn->purpose
+                                                                         : ctx->purpose));
+    put_num(k, 't', (uint64_t)(int64_t)(conn != NULL && conn->trust_set ? conn->trust
+                                                                       : ctx->trust));
+}
+
+static void put_recorded(struct key *k, const struct recorded *conn, const struct recorded *ctx)
+{
+    const struct recorded *sid = recorded_sid(conn, ctx);
     put(k, 'x', sid->sid, sid->sid_len);
-    put_num(k, 'u', (uint64_t)(int64_t)(conn->purpose_set ? conn->purpose : ctx->purpose));
-    put_num(k, 't', (uint64_t)(int64_t)(conn->trust_set ? conn->trust : ctx->trust));
+    put_usage(k, conn, ctx);
 }
 
 void key_build(SSL *s, const struct recorded *conn, const struct recorded *ctx_rec, struct key *k)
@@ -428,7 +442,6 @@ static void put_server_certs(struct key *k, SSL *s)
 bool key_server_conf(SSL *s, const struct recorded *conn, const struct recorded *ctx_rec,
                      unsigned char conf[32])
 {
-    static const struct recorded none;
     struct key k = {.len = 1};
     k.bytes[0] = 2; /* a server configuration, never equal to a client key */
     put_server_certs(&k, s);
@@ -439,9 +452,7 @@ bool key_server_conf(SSL *s, const struct recorded *conn, const struct recorded 
     put_num(&k, 'o', R(SSL_get_options)(s) & SSL_OP_NO_EXTENDED_MASTER_SECRET);
     /* It checks a resumed session's cipher against the client's list only. */
     put_ciphers(&k, s);
-    const struct recorded *rec = conn != NULL && conn->sid_set ? conn
-                                 : ctx_rec != NULL           ? ctx_rec
-                                                             : &none;
+    const struct recorded *rec = recorded_sid(conn, ctx_rec);
     put(&k, 'x', rec->sid, rec->sid_len);
     int mode = R(SSL_get_verify_mode)(s);
     put_num(&k, 'm', (uint64_t)mode);
@@ -463,12 +474,9 @@ bool key_server_conf(SSL *s, const struct recorded *conn, const struct recorded 
         put_store(&k, 'S', own);
         SSL_verify_cb cb = R(SSL_get_verify_callback)(s);
         put(&k, 'V', &cb, sizeof cb);
-        const struct recorded *cv = ctx_rec != NULL ? ctx_rec : &none;
-        put(&k, 'C', &cv->cert_verify_cb, sizeof cv->cert_verify_cb);
-        put_num(&k, 'u', (uint64_t)(int64_t)(conn != NULL && conn->purpose_set ? conn->purpose
-                                                                             : cv->purpose));
-        put_num(&k, 't', (uint64_t)(int64_t)(conn != NULL && conn->trust_set ? conn->trust
-                                                                           : cv->trust));
+        shim_cert_verify_cb cv = ctx_rec != NULL ? ctx_rec->cert_verify_cb : NULL;
+        put(&k, 'C', &cv, sizeof cv);
+        put_usage(&k, conn, ctx_rec);
     }
     return k.len != 0 && R(EVP_Digest)(k.bytes, k.len, conf, NULL, R(EVP_sha256)(), NULL) == 1;
 }

@@ -186,10 +186,7 @@ static bool verifies_without_context(SSL *s, bool enc)
             R(SSL_SESSION_get0_id_context)(sess, &len);
         return len == 0;
     }
-    const struct recorded *r = conn_recorded_peek(s);
-    if (r == NULL || !r->sid_set)
-        r = ctx_recorded(R(SSL_get_SSL_CTX)(s));
-    return r == NULL || r->sid_len == 0;
+    return recorded_sid(conn_recorded_peek(s), ctx_recorded(R(SSL_get_SSL_CTX)(s)))->sid_len == 0;
 }
 
 static int issue(SSL *s, unsigned char name[16], unsigned char *iv, EVP_CIPHER_CTX *cipher,
