@@ -44,6 +44,8 @@ libresumeshim.so: $(OBJS) build/shim.map
 tests/bin/%: tests/%.c | build
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lssl -lcrypto -lpthread
 
+tests/bin/pskserver tests/bin/vhostserver tests/bin/delayrelay: tests/listen.h
+
 # The same client linked statically: a program the shim cannot reach. The
 # linker's warnings about getaddrinfo and dlopen in static programs do not
 # concern it (it calls neither).

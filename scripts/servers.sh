@@ -29,12 +29,26 @@ wait_port() {
     return 1
 }
 
-# nginx_start DIR CERT KEY [extra server directives]: runs nginx in the
-# background from DIR; sets NGINX_PID, PORT and SLOG (its access log, one
-# line per request: "r" when the session was reused, "." when not).
-nginx_start() {
-    local d="$1" cert="$2" key="$3"
-    PORT=$(free_port)
+# nginx_server PORT CERT KEY [directives]: one server block on 127.0.0.1.
+nginx_server() {
+    cat <<BLOCK
+    server {
+        listen 127.0.0.1:$1 ssl;
+        ssl_certificate $2;
+        ssl_certificate_key $3;
+        ssl_protocols TLSv1.2 TLSv1.3;
+        ${4:-}
+        location / { return 200 "ok\n"; }
+    }
+BLOCK
+}
+
+# nginx_run DIR BLOCKS: runs nginx in the background from DIR with these
+# server blocks; sets NGINX_PID and SLOG (its access log, one line per
+# request: "r" when the session was reused, "." when not, then the
+# protocol and the server name asked for).
+nginx_run() {
+    local d="$1"
     SLOG="$d/access.log"
     cat > "$d/nginx.conf" <<CONF
 daemon off;
@@ -44,24 +58,24 @@ pid $d/nginx.pid;
 error_log $d/error.log;
 events { worker_connections 512; }
 http {
-    log_format reuse '\$ssl_session_reused \$ssl_protocol';
+    log_format reuse '\$ssl_session_reused \$ssl_protocol \$ssl_server_name';
     access_log $SLOG reuse;
     client_body_temp_path $d/body;
     proxy_temp_path $d/proxy;
     fastcgi_temp_path $d/fastcgi;
     uwsgi_temp_path $d/uwsgi;
     scgi_temp_path $d/scgi;
-    server {
-        listen 127.0.0.1:$PORT ssl;
-        ssl_certificate $cert;
-        ssl_certificate_key $key;
-        ssl_protocols TLSv1.2 TLSv1.3;
-        ${4:-}
-        location / { return 200 "ok\n"; }
-    }
+$2
 }
 CONF
     nginx -p "$d" -c "$d/nginx.conf" 3>&- &
     NGINX_PID=$!
+}
+
+# nginx_start DIR CERT KEY [extra server directives]: one server on a free
+# port; sets NGINX_PID, PORT and SLOG, and waits for it to listen.
+nginx_start() {
+    PORT=$(free_port)
+    nginx_run "$1" "$(nginx_server "$PORT" "$2" "$3" "${4:-}")"
     wait_port "$PORT"
 }

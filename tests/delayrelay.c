@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "listen.h"
 
 #define MAX_CONNS 512
 
@@ -159,27 +160,12 @@ int main(int argc, char **argv)
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
-    int ls = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-    struct sockaddr_in sa = {.sin_family = AF_INET};
-    socklen_t salen = sizeof sa;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (ls < 0 || setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-        bind(ls, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(ls, 256) < 0 ||
-        getsockname(ls, (struct sockaddr *)&sa, &salen) < 0) {
-        perror("delayrelay: listen");
+    unsigned bound;
+    int ls = listen_loopback(0, 256, port_file, &bound);
+    if (ls < 0)
         return 1;
-    }
-    if (port_file) {
-        char tmp[4096];
-        FILE *f;
-        snprintf(tmp, sizeof tmp, "%s.tmp", port_file);
-        if (!(f = fopen(tmp, "w")) || fprintf(f, "%u\n", ntohs(sa.sin_port)) < 0 ||
-            fclose(f) != 0 || rename(tmp, port_file) != 0) {
-            perror(port_file);
-            return 1;
-        }
-    } else {
-        printf("%u\n", ntohs(sa.sin_port));
+    if (!port_file) {
+        printf("%u\n", bound);
         fflush(stdout);
     }
 

@@ -25,6 +25,7 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <openssl/ssl.h>
+#include "listen.h"
 
 #define REQ_MAX (16 * 1024)
 
@@ -320,28 +321,10 @@ int main(int argc, char **argv)
     if (!ctx)
         return 1;
 
-    int ls = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-    socklen_t salen = sizeof sa;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (ls < 0
-        || setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0
-        || bind(ls, (struct sockaddr *)&sa, sizeof sa) < 0
-        || listen(ls, 256) < 0
-        || getsockname(ls, (struct sockaddr *)&sa, &salen) < 0) {
-        perror("listen");
+    unsigned bound;
+    int ls = listen_loopback((unsigned)port, 256, port_file, &bound);
+    if (ls < 0)
         return 1;
-    }
-    if (port_file) {
-        char tmp[4096];
-        FILE *f;
-        snprintf(tmp, sizeof tmp, "%s.tmp", port_file);
-        if (!(f = fopen(tmp, "w")) || fprintf(f, "%u\n", ntohs(sa.sin_port)) < 0
-            || fclose(f) != 0 || rename(tmp, port_file) != 0) {
-            perror(port_file);
-            return 1;
-        }
-    }
 
     for (long seq = 1; max == 0 || seq <= max; seq++) {
         int fd;

@@ -38,6 +38,7 @@
 #include <unistd.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include "listen.h"
 
 static SSL_CTX *ctx_default, *ctx_b;
 static int hello_switch;
@@ -213,28 +214,10 @@ int main(int argc, char **argv)
         SSL_CTX_set_tlsext_servername_callback(ctx, name_cb);
     SSL_CTX_set_client_hello_cb(ctx, hello_cb, NULL);
 
-    int ls = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-    struct sockaddr_in sa = { .sin_family = AF_INET };
-    socklen_t salen = sizeof sa;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (ls < 0
-        || setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0
-        || bind(ls, (struct sockaddr *)&sa, sizeof sa) < 0
-        || listen(ls, 64) < 0
-        || getsockname(ls, (struct sockaddr *)&sa, &salen) < 0) {
-        perror("listen");
+    unsigned bound;
+    int ls = listen_loopback(0, 64, port_file, &bound);
+    if (ls < 0)
         return 1;
-    }
-    if (port_file) {
-        char tmp[4096];
-        FILE *f;
-        snprintf(tmp, sizeof tmp, "%s.tmp", port_file);
-        if (!(f = fopen(tmp, "w")) || fprintf(f, "%u\n", ntohs(sa.sin_port)) < 0
-            || fclose(f) != 0 || rename(tmp, port_file) != 0) {
-            perror(port_file);
-            return 1;
-        }
-    }
 
     for (long seq = 1; max == 0 || seq <= max; seq++) {
         int fd;
