@@ -1,6 +1,10 @@
 /* The cross-process store (RESUMESHIM_STORE=DIR): every process of the
  * user offers tickets that earlier ones earned.
  *
+ * DIR/resumeshim-store
+ *            the mark that DIR is the store's own: the store deletes and
+ *            renames files in DIR, so it works only in a directory it made
+ *            or found empty and marked, never among the user's files;
  * DIR/lock   flock(2) held around every read-modify-write, so a TLS 1.3
  *            ticket one process takes is gone for all;
  * DIR/salt   the salt that names the entries, so no file lists a host;
@@ -49,19 +53,31 @@ struct stored {
     char line[];              /* the record, as record_line wrote it */
 };
 
+#define MARKER "resumeshim-store"
+#define MARKER_TEXT                                                                   \
+    "This directory is the store of libresumeshim (RESUMESHIM_STORE): TLS sessions\n" \
+    "shared by the user's processes. Its files are secret. `resumeshim clear`\n"     \
+    "empties it; removing the whole directory is safe too.\n"
+
+enum trouble { T_ERRNO, T_PRIVATE, T_FOREIGN, T_COUNT };
+
 /* One warning per process for each kind of trouble: a store refused once
  * is refused every time. */
-static void refuse(const char *what, const struct stat *st)
+static void refuse(enum trouble why, const char *what, const struct stat *st)
 {
-    static int warned[2];
-    if (__atomic_exchange_n(&warned[st != NULL], 1, __ATOMIC_RELAXED))
+    static int warned[T_COUNT];
+    if (__atomic_exchange_n(&warned[why], 1, __ATOMIC_RELAXED))
         return;
     const char *sep = what != NULL ? "/" : "", *name = what != NULL ? what : "";
-    if (st != NULL)
+    if (why == T_PRIVATE)
         LOG(LOG_WARN,
             "RESUMESHIM_STORE: %s%s%s is not private (owner uid %ld, mode %03o; want uid %ld, "
             "not writable by others); keeping sessions in memory only",
             dir, sep, name, (long)st->st_uid, (unsigned)(st->st_mode & 0777), (long)geteuid());
+    else if (why == T_FOREIGN)
+        LOG(LOG_WARN, "RESUMESHIM_STORE: %s holds files and no %s file: it is not a store, "
+            "and the store never touches files it did not make; keeping sessions in memory "
+            "only (name a new or empty directory)", dir, MARKER);
     else
         LOG(LOG_WARN, "RESUMESHIM_STORE: cannot use %s%s%s (%s); sessions stay in memory "
             "while it fails", dir, sep, name, strerror(errno));
@@ -77,18 +93,52 @@ static bool private_file(const struct stat *st)
     return S_ISREG(st->st_mode) && st->st_uid == geteuid() && !(st->st_mode & 077);
 }
 
+/* 1: the directory holds the store's mark; 0: no mark; -1: refused. */
+static int marked(int dfd)
+{
+    struct stat st;
+    if (fstatat(dfd, MARKER, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno == ENOENT)
+            return 0;
+        refuse(T_ERRNO, MARKER, NULL);
+        return -1;
+    }
+    if (!private_file(&st)) {
+        refuse(T_PRIVATE, MARKER, &st);
+        return -1;
+    }
+    return 1;
+}
+
 static int open_dir(void)
 {
     struct stat st;
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
-        refuse(NULL, NULL);
+        refuse(T_ERRNO, NULL, NULL);
         return -1;
     }
-    if (fstat(fd, &st) != 0 || !private_dir(&st)) {
-        refuse(NULL, &st);
+    if (fstat(fd, &st) != 0)
+        refuse(T_ERRNO, NULL, NULL);
+    else if (!private_dir(&st))
+        refuse(T_PRIVATE, NULL, &st);
+    else
+        return fd;
+    close(fd);
+    return -1;
+}
+
+/* The store's directory, checked again for its mark before every use: it
+ * may have been emptied, or replaced, since. */
+static int open_store(void)
+{
+    int fd = open_dir();
+    int m = fd >= 0 ? marked(fd) : -1;
+    if (m == 0)
+        refuse(T_FOREIGN, NULL, NULL);
+    if (m != 1 && fd >= 0) {
         close(fd);
-        return -1;
+        fd = -1;
     }
     return fd;
 }
@@ -102,11 +152,11 @@ static int open_file(int dfd, const char *name, int flags)
     int fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
     if (fd < 0) {
         if (errno != ENOENT)
-            refuse(name, NULL);
+            refuse(T_ERRNO, name, NULL);
         return -1;
     }
     if (fstat(fd, &st) != 0 || !private_file(&st)) {
-        refuse(name, &st);
+        refuse(T_PRIVATE, name, &st);
         close(fd);
         errno = EPERM;
         return -1;
@@ -159,7 +209,7 @@ static bool op_begin(struct op *op)
         return false;
     pthread_mutex_lock(&op_lock);
     op->held = true;
-    op->dfd = open_dir();
+    op->dfd = open_store();
     op->lfd = op->dfd >= 0 ? lock_store(op->dfd) : -1;
     return op->lfd >= 0;
 }
@@ -248,14 +298,29 @@ static bool parse_salt(const char *buf, size_t len, char salt[HEX_LEN + 1])
     return true;
 }
 
-/* The store's entries, read through a descriptor of their own. */
+/* The directory's entries, read through a descriptor of their own (which
+ * shares its offset with dfd's: hence the rewind). */
 static DIR *listing(int dfd)
 {
     int fd = dup(dfd);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     if (d == NULL && fd >= 0)
         close(fd);
+    if (d != NULL)
+        rewinddir(d);
     return d;
+}
+
+/* Whether a name is one the store gives an entry, "s-" and 64 hex digits:
+ * even in its own directory, the store removes nothing else. */
+static bool entry_name(const char *name)
+{
+    if (strncmp(name, "s-", 2) != 0 || strlen(name) != 2 + HEX_LEN)
+        return false;
+    for (const char *p = name + 2; *p != '\0'; p++)
+        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+            return false;
+    return true;
 }
 
 /* Entries named under another salt can never be found again. */
@@ -266,7 +331,7 @@ static void remove_entries(int dfd)
         return;
     struct dirent *e;
     while ((e = readdir(d)) != NULL)
-        if (strncmp(e->d_name, "s-", 2) == 0)
+        if (entry_name(e->d_name))
             unlinkat(dfd, e->d_name, 0);
     closedir(d);
 }
@@ -334,7 +399,7 @@ static void evict(int dfd)
         rewinddir(d);
         while ((e = readdir(d)) != NULL) {
             struct stat st;
-            if (strncmp(e->d_name, "s-", 2) != 0 ||
+            if (!entry_name(e->d_name) ||
                 fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
                 continue;
             count++;
@@ -705,6 +770,51 @@ bool store_on(void)
     return dir != NULL;
 }
 
+/* Whether the directory holds nothing at all. */
+static bool empty_dir(int dfd)
+{
+    DIR *d = listing(dfd);
+    if (d == NULL)
+        return false;
+    struct dirent *e;
+    bool empty = true;
+    while (empty && (e = readdir(d)) != NULL)
+        empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+    closedir(d);
+    return empty;
+}
+
+/* Makes the directory the store's when it is empty; a directory holding
+ * anything but the mark is the user's, and its files are not the store's
+ * to delete or replace. Processes starting together may race here: the
+ * mark is made before any other file of the store, and only once. */
+static bool claim(int dfd)
+{
+    int m = marked(dfd);
+    if (m != 0)
+        return m == 1;
+    if (!empty_dir(dfd)) {
+        /* Another process may have marked it and begun to fill it since. */
+        m = marked(dfd);
+        if (m == 0)
+            refuse(T_FOREIGN, NULL, NULL);
+        return m == 1;
+    }
+    int fd = openat(dfd, MARKER, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        if (errno == EEXIST)
+            return marked(dfd) == 1;
+        refuse(T_ERRNO, MARKER, NULL);
+        return false;
+    }
+    /* The text is for a person who finds the directory; the mark is the
+     * file itself, so a short write (a full disk) does not matter. */
+    ssize_t ignored = write(fd, MARKER_TEXT, sizeof MARKER_TEXT - 1);
+    (void)ignored;
+    close(fd);
+    return true;
+}
+
 /* A relative directory is taken from where the program started: it may
  * change its working directory later. */
 void store_init(const char *path)
@@ -719,17 +829,19 @@ void store_init(const char *path)
     if (dir == NULL)
         return;
     if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-        refuse(NULL, NULL);
+        refuse(T_ERRNO, NULL, NULL);
         free(dir);
         dir = NULL;
         return;
     }
     int fd = open_dir();
-    if (fd < 0) {
+    bool ours = fd >= 0 && claim(fd);
+    if (fd >= 0)
+        close(fd);
+    if (!ours) {
         free(dir);
         dir = NULL;
         return;
     }
-    close(fd);
     LOG(LOG_INFO, "sessions shared through the store in %s", dir);
 }

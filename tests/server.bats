@@ -254,7 +254,8 @@ next_period() {
     local store="$BATS_TEST_TMPDIR/store"
     mkdir -m 700 "$store"
     printf 'resumeshim-ticket-keys 1\n3600 12 zz\ngarbage\n' > "$store/ticket-keys"
-    chmod 600 "$store/ticket-keys"
+    : > "$store/resumeshim-store"
+    chmod 600 "$store/ticket-keys" "$store/resumeshim-store"
     start_wrap RESUMESHIM_SERVER=1 RESUMESHIM_STORE="$store" -- "$CERT:$KEY"
     run with_shim "$CLIENT" --n 5 --cafile "$CA" --sni localhost "$PORT"
     assert_output "reused=4 of=5 failed=0"
@@ -425,6 +426,7 @@ $(nginx_server "$PORT" "$OTHER/server.pem" "$OTHER/server.key" "server_name b.te
 @test "a FIFO in place of the key file costs no connection" {
     local store="$BATS_TEST_TMPDIR/store"
     mkdir -m 700 "$store"
+    install -m 600 /dev/null "$store/resumeshim-store"
     mkfifo -m 600 "$store/ticket-keys"
     start_psk_mode RESUMESHIM_SERVER=1 RESUMESHIM_STORE="$store" -- --ctx-per-conn
     run timeout 20 env LD_PRELOAD="$PRELOAD" "$CLIENT" --n 4 "$PORT"

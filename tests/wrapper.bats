@@ -252,6 +252,7 @@ server_hash() { printf '%s\n%s' "$SALT" "$1" | sha256sum | cut -c1-64; }
 make_store() {
     local d="$1" t
     mkdir -m 700 "$d"
+    : > "$d/resumeshim-store"
     NOW=$(date +%s)
     SALT=$(head -c 32 /dev/urandom | sha256sum | cut -c1-64)
     echo "resumeshim-store 1 $SALT" > "$d/salt"
@@ -349,7 +350,8 @@ make_store() {
     assert_output ""
     run ls -A "$s"
     assert_output "lock
-other"
+other
+resumeshim-store"
     run "$RS" --store "$s" list
     assert_output ""
     # Nothing to clear: still fine.
