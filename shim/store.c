@@ -247,20 +247,29 @@ static bool replace(int dfd, const char *name, const char *buf, size_t len)
 {
     if (len == 0)
         return unlinkat(dfd, name, 0) == 0 || errno == ENOENT;
-    /* Whatever a killed process left as tmp is scratch: made anew. */
+    /* Whatever a killed process left as tmp is scratch: made anew. Made
+     * here with O_EXCL, so it is this process's own file, 0600 at most. */
     unlinkat(dfd, "tmp", 0);
-    int fd = open_file(dfd, "tmp", O_WRONLY | O_CREAT | O_EXCL);
-    if (fd < 0)
+    int fd = openat(dfd, "tmp", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        refuse(T_ERRNO, "tmp", NULL);
         return false;
+    }
     size_t done = 0;
     while (done < len) {
         ssize_t n = write(fd, buf + done, len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
         if (n <= 0)
             break;
         done += (size_t)n;
     }
-    bool ok = close(fd) == 0 && done == len;
-    return ok && renameat(dfd, "tmp", dfd, name) == 0;
+    /* A part written (a full disk) is secrets left lying about: gone
+     * before the lock is let go, whatever failed. */
+    bool ok = close(fd) == 0 && done == len && renameat(dfd, "tmp", dfd, name) == 0;
+    if (!ok)
+        unlinkat(dfd, "tmp", 0);
+    return ok;
 }
 
 static void to_hex(const unsigned char *md, char *out)

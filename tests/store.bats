@@ -413,6 +413,30 @@ snapshot() {
     assert_output ""
 }
 
+@test "a full file system: a write cut short leaves no tmp file of secrets, and costs no connection" {
+    local fs="$BATS_TEST_TMPDIR/small" i
+    mount_small "$fs" 64k
+    STORE="$fs/store"
+    # tickets of about 6 KB: every entry is more than a page
+    start_psk --big-tickets 6000
+    run stored "$CLIENT" --cafile "$CA" --sni a.test --n 2 "$PORT"
+    assert_output "reused=1 of=2 failed=0"
+    [ "$(entries | wc -l)" -eq 1 ]
+    # full but for one page: the next version of an entry is cut short
+    dd if=/dev/zero of="$fs/fill" bs=4k 2> /dev/null || true
+    truncate -s -4096 "$fs/fill"
+    [ "$(stat -f -c %a "$fs")" -eq 1 ]
+    for i in b c d e; do
+        run stored "$CLIENT" --cafile "$CA" --sni "$i.test" --n 2 "$PORT"
+        assert_success
+        assert_output --partial "reused=1 of=2 failed=0"
+        # the new server's entry could not be written, and nothing is left
+        [ "$(entries | wc -l)" -eq 1 ]
+        [ ! -e "$STORE/tmp" ]
+        [ "$(stat -f -c %a "$fs")" -eq 1 ]
+    done
+}
+
 @test "a fork while a thread holds the store's lock: no child keeps it" {
     start_psk --tickets 2
     run stored "$ROOT/tests/bin/lifecycle" fork "$PORT" "$STORE/lock"
