@@ -70,7 +70,9 @@ void config_load(void);
 
 /* log.c */
 enum { LOG_OFF, LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
-void log_open(const char *path);
+/* Logs to the regular file at path from now on; NULL, or why it is
+ * refused (logging stays on stderr). */
+const char *log_open(const char *path);
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #define LOG(level, ...)                                                        \
     do {                                                                       \
