@@ -72,7 +72,7 @@ static void refuse(enum trouble why, const char *what, const struct stat *st)
     if (why == T_PRIVATE)
         LOG(LOG_WARN,
             "RESUMESHIM_STORE: %s%s%s is not private (owner uid %ld, mode %03o; want uid %ld, "
-            "not writable by others); keeping sessions in memory only",
+            "no access for group or others); keeping sessions in memory only",
             dir, sep, name, (long)st->st_uid, (unsigned)(st->st_mode & 0777), (long)geteuid());
     else if (why == T_FOREIGN)
         LOG(LOG_WARN, "RESUMESHIM_STORE: %s holds files and no %s file: it is not a store, "
@@ -83,9 +83,11 @@ static void refuse(enum trouble why, const char *what, const struct stat *st)
             "while it fails", dir, sep, name, strerror(errno));
 }
 
+/* Not even readable by others: the entries' names and times would tell
+ * them how many servers the user talks to, and when. */
 static bool private_dir(const struct stat *st)
 {
-    return S_ISDIR(st->st_mode) && st->st_uid == geteuid() && !(st->st_mode & 022);
+    return S_ISDIR(st->st_mode) && st->st_uid == geteuid() && !(st->st_mode & 077);
 }
 
 static bool private_file(const struct stat *st)

@@ -225,6 +225,27 @@ snapshot() {
     assert_equal "$(snapshot "$STORE")" "$before"
 }
 
+@test "a store directory others can read (0755, 0750, 0701) is refused with one warning, left as it is" {
+    start_psk
+    local m
+    for m in 755 750 701; do
+        rm -rf "$STORE"
+        mkdir -m "$m" "$STORE"
+        run stored "$CLIENT" --cafile "$CA" --n 3 "$PORT"
+        assert_success
+        assert_output --partial "reused=2 of=3 failed=0"
+        [ "$(grep -c 'RESUMESHIM_STORE' <<< "$output")" -eq 1 ]
+        assert_output --partial "$STORE is not private (owner uid 0, mode $m;"
+        [ -z "$(ls -A "$STORE")" ]
+        [ "$(stat -c %a "$STORE")" = "$m" ]
+    done
+    # at 0700 it is the store's
+    chmod 0700 "$STORE"
+    stored "$CLIENT" --cafile "$CA" "$PORT"
+    run stored "$CLIENT" --cafile "$CA" "$PORT"
+    assert_output "reused=1 of=1 failed=0"
+}
+
 @test "a store file others could read or write is refused, not used" {
     start_psk
     stored "$CLIENT" --cafile "$CA" "$PORT"

@@ -362,21 +362,26 @@ resumeshim-store"
     [ ! -e "$BATS_TEST_TMPDIR/none" ]
 }
 
-@test "list and clear refuse a store writable by others or owned by another user" {
+@test "list and clear refuse a store others can read or write, or owned by another user" {
     s="$BATS_TEST_TMPDIR/store"
     make_store "$s"
     chmod 777 "$s"
     run --separate-stderr "$RS" --store "$s" list
     assert_failure 1
     assert_output ""
-    [[ "$stderr" == *"refusing a store writable by others (mode 777)"* ]]
+    [[ "$stderr" == *"refusing a store others can read or write (mode 777)"* ]]
     run --separate-stderr "$RS" --store "$s" clear
     assert_failure 1
-    [[ "$stderr" == *"refusing a store writable by others"* ]]
+    [[ "$stderr" == *"refusing a store others can read or write"* ]]
     [ -e "$s/salt" ]
-    chmod 720 "$s"
-    run "$RS" --store "$s" list
-    assert_failure 1
+    for m in 720 755 750 701; do
+        chmod "$m" "$s"
+        run "$RS" --store "$s" list
+        assert_failure 1
+        run "$RS" --store "$s" clear
+        assert_failure 1
+        [ -e "$s/salt" ]
+    done
     chmod 700 "$s"
     chown nobody "$s"
     run --separate-stderr "$RS" --store "$s" clear
