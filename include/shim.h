@@ -173,9 +173,10 @@ struct pooled {
     bool app;               /* a TLS 1.3 ticket the application keeps */
 };
 void pooled_free(struct pooled *p);
-/* Takes the session to offer. TLS 1.3 tickets leave the pool; a TLS 1.2
- * session stays and the caller receives an extra reference (it must offer a
- * copy). *sess is NULL when there is nothing valid. */
+/* Takes the session to offer, from memory, else from the store. TLS 1.3
+ * tickets leave the pool; a TLS 1.2 session stays and the caller receives an
+ * extra reference (it must offer a copy). *sess is NULL when there is
+ * nothing valid. */
 void pool_take(const struct key *k, time_t now, struct pooled *out);
 /* Adds a session the pool now owns; dropped when gen is not the current
  * fork generation (a parent's connection seen in a child). */
@@ -191,7 +192,8 @@ void pool_reserve(const struct key *k, struct pooled p, unsigned gen);
 /* Cancels the reservation of a ticket that is going its ordinary way after
  * all (unlike pool_discard, it stays welcome in the pool). */
 void pool_unreserve(const SSL_SESSION *sess);
-/* At exit: publishes the reserved tickets. */
+/* At exit: writes to the store what this process leaves: the reserved
+ * tickets and the pools' sessions. */
 void pool_flush(void);
 /* Whether the server accepted what was offered to it. */
 void pool_verdict(const struct key *k, bool resumed);
@@ -208,16 +210,18 @@ void pool_atfork_child(void);
 struct stored;
 void store_init(const char *dir);
 bool store_on(void);
+/* Takes a session from the store: a TLS 1.3 ticket leaves it. */
 void store_take(const struct key *k, time_t now, struct pooled *out);
-/* True when stored: the store then owns p's references. */
-bool store_put(const struct key *k, struct pooled *p);
 void store_atfork_prepare(void);
 void store_atfork_parent(void);
 void store_atfork_child(void);
-/* A session encoded and named now, to be written later by store_write,
- * which calls no OpenSSL function (it may run after OpenSSL's cleanup). */
+/* A session encoded and named now (NULL when it cannot be), to be written
+ * later by store_write, which calls no OpenSSL function (it may run after
+ * OpenSSL's cleanup). Freed with free(). */
 struct stored *store_encode(const struct key *k, const struct pooled *p);
-void store_write(struct stored *const *list, unsigned n);
+/* Adds the sessions to the store, in one operation; the list is given
+ * oldest first, and reordered. */
+void store_write(struct stored **list, unsigned n);
 typedef bool (*store_update)(const char *in, size_t len, char *out, size_t *out_len, void *arg);
 bool store_rewrite(const char *name, size_t max, store_update update, void *arg);
 

@@ -37,8 +37,7 @@
 
 static char *dir; /* absolute; NULL: sessions stay in memory */
 
-/* Guards what this process keeps of the store: the salt last read (for
- * store_encode) and the mirror of sessions it wrote. */
+/* Guards the salt last read, for store_encode. */
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static char salt_seen[HEX_LEN + 1];
 
@@ -48,7 +47,7 @@ struct stored {
     char server[HEX_LEN + 1];
     bool tls13;
     int64_t expires;
-    uint64_t id;              /* of the session's text, see mirror */
+    unsigned seq;             /* store_write's order */
     size_t len;
     char line[];              /* the record, as record_line wrote it */
 };
@@ -373,14 +372,66 @@ static bool get_salt(int dfd, bool create, char salt[HEX_LEN + 1])
     return replace(dfd, "salt", buf, (size_t)len);
 }
 
+/* The names given last: naming costs two SHA-256s, and a process names
+ * the same few keys on every connection. A key is matched by its whole
+ * content: a name is where its sessions are offered from. */
+#define NAMED 8
+static struct named {
+    char salt[HEX_LEN + 1], name[HEX_LEN + 3], server[HEX_LEN + 1];
+    struct key *k; /* a copy */
+} named[NAMED];
+static unsigned named_next;
+
+static bool same_key(const struct key *a, const struct key *b)
+{
+    return a->len == b->len && memcmp(a->bytes, b->bytes, a->len) == 0 &&
+           strcmp(a->server, b->server) == 0;
+}
+
+static bool named_find(const struct key *k, struct stored *st)
+{
+    bool found = false;
+    pthread_mutex_lock(&cache_lock);
+    for (unsigned i = 0; i < NAMED && !found; i++) {
+        struct named *n = &named[i];
+        if (n->k != NULL && strcmp(n->salt, st->salt) == 0 && same_key(n->k, k)) {
+            memcpy(st->name, n->name, sizeof st->name);
+            memcpy(st->server, n->server, sizeof st->server);
+            found = true;
+        }
+    }
+    pthread_mutex_unlock(&cache_lock);
+    return found;
+}
+
+static void named_add(const struct key *k, const struct stored *st)
+{
+    struct key *copy = malloc(sizeof *copy);
+    if (copy == NULL)
+        return;
+    *copy = *k;
+    pthread_mutex_lock(&cache_lock);
+    struct named *n = &named[named_next++ % NAMED];
+    struct key *old = n->k;
+    memcpy(n->salt, st->salt, sizeof n->salt);
+    memcpy(n->name, st->name, sizeof n->name);
+    memcpy(n->server, st->server, sizeof n->server);
+    n->k = copy;
+    pthread_mutex_unlock(&cache_lock);
+    free(old);
+}
+
 /* Names the entry for a key: its file and the server it is for. */
 static bool name_with(const struct key *k, struct stored *st)
 {
+    if (named_find(k, st))
+        return true;
     char hex[HEX_LEN + 1];
     if (!salted(st->salt, k->bytes, k->len, hex) ||
         !salted(st->salt, k->server, strlen(k->server), st->server))
         return false;
     snprintf(st->name, sizeof st->name, "s-%s", hex);
+    named_add(k, st);
     return true;
 }
 
@@ -454,118 +505,84 @@ static int load(int dfd, const struct stored *st, char **buf, struct record *rec
     return n;
 }
 
-/* Writes the entry back with the records kept, in order. */
+/* Writes the entry back: the sessions added (newest first), then the
+ * records kept, in order. Sized to what it holds. */
 static bool save(int dfd, const struct stored *st, const struct record *recs, const bool *keep,
-                 int n, const struct stored *add)
+                 int n, struct stored *const *adds, int nadds)
 {
-    size_t size = HEX_LEN + 64 + (add != NULL ? add->len : 0), len = 0;
+    size_t size = HEX_LEN + 64, len = 0;
+    bool any = false;
+    for (int i = 0; i < nadds; i++)
+        size += adds[i]->len;
     for (int i = 0; i < n; i++)
-        size += keep[i] ? RECORD_MAX_LINE : 0;
+        size += keep[i] ? record_line_len(&recs[i]) : 0;
     char *out = malloc(size);
     if (out == NULL)
         return false;
-    bool any = add != NULL;
     len = record_header(out, st->server);
-    if (add != NULL && add->tls13) {
-        memcpy(out + len, add->line, add->len);
-        len += add->len;
-    }
+    for (int i = 0; i < nadds; i++)
+        if (adds[i]->tls13) {
+            memcpy(out + len, adds[i]->line, adds[i]->len);
+            len += adds[i]->len;
+            any = true;
+        }
     for (int i = 0; i < n; i++)
         if (keep[i]) {
             len += record_line(out + len, &recs[i]);
             any = true;
         }
-    if (add != NULL && !add->tls13) {
-        memcpy(out + len, add->line, add->len);
-        len += add->len;
-    }
+    for (int i = 0; i < nadds; i++)
+        if (!adds[i]->tls13) {
+            memcpy(out + len, adds[i]->line, adds[i]->len);
+            len += adds[i]->len;
+            any = true;
+        }
     bool ok = replace(dfd, st->name, out, any ? len : 0);
     free(out);
     return ok;
 }
 
-static bool write_locked(int dfd, const struct stored *st, time_t now)
+/* Adds sessions to one entry (the lock is held): list holds them oldest
+ * first, all of one name. At most the pool's size of TLS 1.3 tickets are
+ * kept, the newest, and one TLS 1.2 session, the newest. */
+static bool write_locked(int dfd, struct stored *const *list, int m, time_t now)
 {
     struct record recs[RECORDS_MAX];
     bool keep[RECORDS_MAX];
+    struct stored *adds[RECORDS_MAX];
+    int nadds = 0, t13 = 0;
+    bool t12 = false;
+    for (int i = m - 1; i >= 0 && nadds < RECORDS_MAX; i--) {
+        const struct stored *a = list[i];
+        if (a->expires <= now || (a->tls13 ? t13 == cfg.pool_size : t12))
+            continue;
+        adds[nadds++] = list[i];
+        t13 += a->tls13;
+        t12 |= !a->tls13;
+    }
+    if (nadds == 0)
+        return true;
     char *buf;
-    int n = load(dfd, st, &buf, recs);
+    int n = load(dfd, list[0], &buf, recs);
     if (n == -2)
         return false;
     if (n == -1) {
         evict(dfd);
         n = 0;
     }
-    int t13 = st->tls13 ? 1 : 0;
     for (int i = 0; i < n; i++) {
         keep[i] = alive(&recs[i], now);
         if (!keep[i])
             stat_add(ST_EXPIRED);
         else if (recs[i].tls13 && t13 == cfg.pool_size)
             keep[i] = false; /* the oldest go first */
-        else if (!recs[i].tls13 && !st->tls13)
+        else if (!recs[i].tls13 && t12)
             keep[i] = false; /* one TLS 1.2 session, the newest */
         t13 += keep[i] && recs[i].tls13;
     }
-    bool ok = save(dfd, st, recs, keep, n, st);
+    bool ok = save(dfd, list[0], recs, keep, n, adds, nadds);
     free(buf);
     return ok;
-}
-
-static uint64_t record_id(const char *text, size_t len)
-{
-    uint64_t h = 0xcbf29ce484222325u; /* FNV-1a */
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)text[i]) * 0x100000001b3u;
-    return h;
-}
-
-/* Sessions this process wrote to the store, kept decoded: when it takes
- * one of its own back (a long-running program, or a program's next
- * connection), it skips decoding the peer certificate, which costs more
- * than the rest of a resumption. The store stays the only authority: an
- * entry is used only after its record was taken from the store under the
- * lock, so a ticket is still offered once. */
-#define MIRROR 256
-static struct mirrored {
-    uint64_t id;
-    struct pooled p;
-} mirror[MIRROR];
-static unsigned mirror_next;
-
-static void mirror_add(uint64_t id, struct pooled *p)
-{
-    pthread_mutex_lock(&cache_lock);
-    struct mirrored *m = &mirror[mirror_next++ % MIRROR];
-    struct pooled old = m->p;
-    *m = (struct mirrored){id, *p};
-    pthread_mutex_unlock(&cache_lock);
-    *p = (struct pooled){0};
-    pooled_free(&old);
-}
-
-/* A TLS 1.3 ticket leaves the mirror; a TLS 1.2 session stays and the
- * caller gets its own references. */
-static bool mirror_take(uint64_t id, bool tls13, struct pooled *out)
-{
-    bool found = false;
-    pthread_mutex_lock(&cache_lock);
-    for (unsigned i = 0; i < MIRROR && !found; i++) {
-        struct mirrored *m = &mirror[i];
-        if (m->p.sess == NULL || m->id != id)
-            continue;
-        found = true;
-        if (tls13) {
-            *out = m->p;
-            m->p = (struct pooled){0};
-        } else {
-            *out = m->p;
-            R(SSL_SESSION_up_ref)(out->sess);
-            out->chain = chain_copy(&m->p.chain);
-        }
-    }
-    pthread_mutex_unlock(&cache_lock);
-    return found;
 }
 
 void store_atfork_prepare(void)
@@ -588,11 +605,6 @@ void store_atfork_child(void)
 
 static bool decode(const struct record *r, struct pooled *out)
 {
-    if (mirror_take(record_id(r->sess, r->sess_len), r->tls13, out)) {
-        out->born = r->born;
-        out->expires = r->expires;
-        return true;
-    }
     unsigned char *der = malloc(r->sess_len + r->chain_len);
     size_t len, clen = 0;
     const unsigned char *p = der;
@@ -639,7 +651,7 @@ void store_take(const struct key *k, time_t now, struct pooled *out)
         /* A taken ticket must be gone for the others before it is offered:
          * if the entry cannot be rewritten (a full file system), it goes
          * whole, and if even that fails, nothing is offered. */
-        if (changed && !save(op.dfd, &st, recs, keep, n > 0 ? n : 0, NULL) &&
+        if (changed && !save(op.dfd, &st, recs, keep, n > 0 ? n : 0, NULL, 0) &&
             unlinkat(op.dfd, st.name, 0) != 0 && errno != ENOENT && out->sess != NULL &&
             session_is_tls13(out->sess))
             pooled_free(out);
@@ -661,18 +673,21 @@ static struct stored *encode(const struct pooled *p)
     struct stored *st = NULL;
     unsigned char *der = NULL;
     char *b64 = NULL;
+    size_t sb = 4 * (((size_t)slen + 2) / 3), cb = 4 * ((clen + 2) / 3);
+    struct record r = {.born = p->born, .expires = p->expires, .sess_len = sb, .chain_len = cb};
+    size_t line = record_line_len(&r);
     if (slen > 0 && (size_t)slen <= RECORD_MAX_B64 / 4 * 3 &&
-        (st = malloc(sizeof *st + RECORD_MAX_LINE)) != NULL &&
-        (der = malloc((size_t)slen)) != NULL && (b64 = malloc(2 * RECORD_MAX_B64)) != NULL) {
+        (st = malloc(sizeof *st + line)) != NULL && (der = malloc((size_t)slen)) != NULL &&
+        (b64 = malloc(sb + cb)) != NULL) {
         unsigned char *q = der;
         R(i2d_SSL_SESSION)(p->sess, &q);
-        struct record r = {.tls13 = session_is_tls13(p->sess), .born = p->born,
-                           .expires = p->expires, .sess = b64, .chain = b64 + RECORD_MAX_B64};
+        r.tls13 = session_is_tls13(p->sess);
+        r.sess = b64;
+        r.chain = b64 + sb;
         r.sess_len = b64_encode(der, (size_t)slen, b64);
-        r.chain_len = b64_encode(chain, clen, b64 + RECORD_MAX_B64);
+        r.chain_len = b64_encode(chain, clen, b64 + sb);
         st->tls13 = r.tls13;
         st->expires = r.expires;
-        st->id = record_id(r.sess, r.sess_len);
         st->len = record_line(st->line, &r);
     } else {
         free(st);
@@ -684,25 +699,8 @@ static struct stored *encode(const struct pooled *p)
     return st;
 }
 
-bool store_put(const struct key *k, struct pooled *p)
-{
-    int saved = errno;
-    bool ok = false;
-    struct stored *st = encode(p);
-    struct op op;
-    if (st != NULL && op_begin(&op))
-        ok = name_entry(op.dfd, k, st) && write_locked(op.dfd, st, time(NULL));
-    if (st != NULL)
-        op_end(&op);
-    if (ok)
-        mirror_add(st->id, p);
-    free(st);
-    errno = saved;
-    return ok;
-}
-
 /* Named with the salt last seen, without touching the store: a program
- * reserves a ticket on every connection. store_write checks that salt is
+ * encodes a ticket on every connection. store_write checks that salt is
  * still the store's. */
 struct stored *store_encode(const struct key *k, const struct pooled *p)
 {
@@ -725,18 +723,36 @@ struct stored *store_encode(const struct key *k, const struct pooled *p)
     return st;
 }
 
-/* Runs at exit, perhaps after OpenSSL has been cleaned up: everything that
- * needed OpenSSL was done by store_encode. One lock for all, so that a busy
- * store costs one wait. */
-void store_write(struct stored *const *list, unsigned n)
+/* By entry, then in the order given. */
+static int by_name(const void *a, const void *b)
+{
+    const struct stored *x = *(struct stored *const *)a, *y = *(struct stored *const *)b;
+    int c = strcmp(x->name, y->name);
+    return c != 0 ? c : (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* May run at exit, perhaps after OpenSSL has been cleaned up: everything
+ * that needed OpenSSL was done by store_encode. One lock for all, so that a
+ * busy store costs one wait, and one rewrite per entry. The list is sorted
+ * in place. */
+void store_write(struct stored **list, unsigned n)
 {
     int saved = errno;
     char salt[HEX_LEN + 1];
     struct op op = {-1, -1, false};
-    if (n > 0 && op_begin(&op) && get_salt(op.dfd, false, salt))
-        for (unsigned i = 0; i < n; i++)
+    for (unsigned i = 0; i < n; i++)
+        list[i]->seq = i;
+    qsort(list, n, sizeof *list, by_name);
+    if (n > 0 && op_begin(&op) && get_salt(op.dfd, false, salt)) {
+        time_t now = time(NULL);
+        for (unsigned i = 0, j; i < n; i = j) {
+            for (j = i + 1; j < n && strcmp(list[j]->name, list[i]->name) == 0; j++)
+                ;
+            /* Named under a salt the store no longer has: never found. */
             if (strcmp(salt, list[i]->salt) == 0)
-                write_locked(op.dfd, list[i], time(NULL));
+                write_locked(op.dfd, list + i, (int)(j - i), now);
+        }
+    }
     op_end(&op);
     errno = saved;
 }
