@@ -60,6 +60,10 @@ struct stored {
 
 enum trouble { T_ERRNO, T_PRIVATE, T_FOREIGN, T_COUNT };
 
+/* The effective user the store is private to, read once per operation
+ * (open_dir) rather than once per file. */
+static uid_t euid;
+
 /* One warning per process for each kind of trouble: a store refused once
  * is refused every time. */
 static void refuse(enum trouble why, const char *what, const struct stat *st)
@@ -72,7 +76,7 @@ static void refuse(enum trouble why, const char *what, const struct stat *st)
         LOG(LOG_WARN,
             "RESUMESHIM_STORE: %s%s%s is not private (owner uid %ld, mode %03o; want uid %ld, "
             "no access for group or others); keeping sessions in memory only",
-            dir, sep, name, (long)st->st_uid, (unsigned)(st->st_mode & 0777), (long)geteuid());
+            dir, sep, name, (long)st->st_uid, (unsigned)(st->st_mode & 0777), (long)euid);
     else if (why == T_FOREIGN)
         LOG(LOG_WARN, "RESUMESHIM_STORE: %s holds files and no %s file: it is not a store, "
             "and the store never touches files it did not make; keeping sessions in memory "
@@ -86,12 +90,12 @@ static void refuse(enum trouble why, const char *what, const struct stat *st)
  * them how many servers the user talks to, and when. */
 static bool private_dir(const struct stat *st)
 {
-    return S_ISDIR(st->st_mode) && st->st_uid == geteuid() && !(st->st_mode & 077);
+    return S_ISDIR(st->st_mode) && st->st_uid == euid && !(st->st_mode & 077);
 }
 
 static bool private_file(const struct stat *st)
 {
-    return S_ISREG(st->st_mode) && st->st_uid == geteuid() && !(st->st_mode & 077);
+    return S_ISREG(st->st_mode) && st->st_uid == euid && !(st->st_mode & 077);
 }
 
 /* 1: the directory holds the store's mark; 0: no mark; -1: refused. */
@@ -114,6 +118,7 @@ static int marked(int dfd)
 static int open_dir(void)
 {
     struct stat st;
+    euid = geteuid();
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
         refuse(T_ERRNO, NULL, NULL);
@@ -146,8 +151,9 @@ static int open_store(void)
 
 /* Opens a file of the store, refusing one that others could have written
  * or read: it holds secrets, and a planted one could hold anything. Never
- * blocking in open(): a FIFO in its place would hang the handshake. */
-static int open_file(int dfd, const char *name, int flags)
+ * blocking in open(): a FIFO in its place would hang the handshake. Its
+ * size goes to *size when asked for. */
+static int open_file(int dfd, const char *name, int flags, off_t *size)
 {
     struct stat st;
     int fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
@@ -156,12 +162,18 @@ static int open_file(int dfd, const char *name, int flags)
             refuse(T_ERRNO, name, NULL);
         return -1;
     }
-    if (fstat(fd, &st) != 0 || !private_file(&st)) {
-        refuse(T_PRIVATE, name, &st);
+    bool got = fstat(fd, &st) == 0;
+    if (!got || !private_file(&st)) {
+        if (got)
+            refuse(T_PRIVATE, name, &st);
+        else
+            refuse(T_ERRNO, name, NULL);
         close(fd);
         errno = EPERM;
         return -1;
     }
+    if (size != NULL)
+        *size = st.st_size;
     return fd;
 }
 
@@ -173,7 +185,7 @@ static time_t busy_until;
 
 static int lock_store(int dfd)
 {
-    int fd = open_file(dfd, "lock", O_RDWR | O_CREAT);
+    int fd = open_file(dfd, "lock", O_RDWR | O_CREAT, NULL);
     long waited = 0, pause = 20;
     while (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
         if ((errno != EWOULDBLOCK && errno != EINTR) || waited >= LOCK_WAIT_US) {
@@ -226,15 +238,15 @@ static void op_end(struct op *op)
     *op = (struct op){-1, -1, false};
 }
 
-static char *read_all(int fd, size_t *len)
+/* The file's contents, size bytes (its size when opened) at most. */
+static char *read_all(int fd, off_t size, size_t *len)
 {
-    struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_size > FILE_MAX)
+    if (size < 0 || size > FILE_MAX)
         return NULL;
-    char *buf = malloc((size_t)st.st_size + 1);
+    char *buf = malloc((size_t)size + 1);
     size_t got = 0;
-    while (buf != NULL && got < (size_t)st.st_size) {
-        ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+    while (buf != NULL && got < (size_t)size) {
+        ssize_t n = read(fd, buf + got, (size_t)size - got);
         if (n <= 0)
             break;
         got += (size_t)n;
@@ -248,10 +260,12 @@ static bool replace(int dfd, const char *name, const char *buf, size_t len)
 {
     if (len == 0)
         return unlinkat(dfd, name, 0) == 0 || errno == ENOENT;
-    /* Whatever a killed process left as tmp is scratch: made anew. Made
-     * here with O_EXCL, so it is this process's own file, 0600 at most. */
-    unlinkat(dfd, "tmp", 0);
-    int fd = openat(dfd, "tmp", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    /* Made here with O_EXCL, so it is this process's own file, 0600 at
+     * most. Whatever a killed process left as tmp is scratch: made anew. */
+    int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    int fd = openat(dfd, "tmp", flags, 0600);
+    if (fd < 0 && errno == EEXIST && unlinkat(dfd, "tmp", 0) == 0)
+        fd = openat(dfd, "tmp", flags, 0600);
     if (fd < 0) {
         refuse(T_ERRNO, "tmp", NULL);
         return false;
@@ -352,7 +366,7 @@ static bool get_salt(int dfd, bool create, char salt[HEX_LEN + 1])
 {
     char buf[128];
     ssize_t n = -1;
-    int fd = open_file(dfd, "salt", O_RDONLY);
+    int fd = open_file(dfd, "salt", O_RDONLY, NULL);
     if (fd >= 0) {
         n = read(fd, buf, sizeof buf);
         close(fd);
@@ -491,10 +505,11 @@ static int load(int dfd, const struct stored *st, char **buf, struct record *rec
 {
     size_t len = 0;
     *buf = NULL;
-    int fd = open_file(dfd, st->name, O_RDONLY);
+    off_t size;
+    int fd = open_file(dfd, st->name, O_RDONLY, &size);
     if (fd < 0)
         return errno == ENOENT ? -1 : -2;
-    *buf = read_all(fd, &len);
+    *buf = read_all(fd, size, &len);
     close(fd);
     char server[HEX_LEN + 1];
     int n = *buf != NULL ? record_parse(*buf, len, server, recs, RECORDS_MAX) : -1;
@@ -770,10 +785,11 @@ bool store_rewrite(const char *name, size_t max, store_update update, void *arg)
     if (op_begin(&op)) {
         size_t len = 0, out_len = 0;
         char *in = NULL, *out = malloc(max);
-        int fd = open_file(op.dfd, name, O_RDONLY);
+        off_t size;
+        int fd = open_file(op.dfd, name, O_RDONLY, &size);
         bool readable = fd >= 0 || errno == ENOENT;
         if (fd >= 0) {
-            in = read_all(fd, &len);
+            in = read_all(fd, size, &len);
             readable = in != NULL;
             close(fd);
         }
