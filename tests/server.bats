@@ -602,3 +602,38 @@ guests_let_in() { grep -c "port=${PORTS[1]} status=ok .*cn=guest" "$SLOG" || tru
         teardown
     done
 }
+
+# The session id a Python client sees across three TLS 1.2 connections to
+# PORT, each offering the previous one's session: "reused same-id" for the
+# second, then for the third, after the key period PERIOD turned over.
+tls12_ids() {
+    "$PY" - "$1" "$CA" "$2" <<'PY'
+import socket, ssl, sys, time
+port, ca, period = int(sys.argv[1]), sys.argv[2], float(sys.argv[3])
+ctx = ssl.create_default_context(cafile=ca)
+ctx.maximum_version = ssl.TLSVersion.TLSv1_2
+def connect(session=None):
+    with socket.create_connection(("127.0.0.1", port)) as raw:
+        with ctx.wrap_socket(raw, server_hostname="localhost", session=session) as s:
+            s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+            s.recv(100)
+            return s.session, s.session_reused
+first, _ = connect()
+second, reused = connect(first)
+print(f"reused={int(reused)} same-id={int(second.id == first.id)}")
+time.sleep(period - time.time() % period + 0.25)
+third, reused = connect(second)
+print(f"reused={int(reused)} same-id={int(third.id == second.id)}")
+PY
+}
+
+@test "TLS 1.2: no renewal under the current key (the session id stays), a renewal after a rotation" {
+    start_wrap RESUMESHIM_SERVER=1 RESUMESHIM_TICKET_KEY_ROTATE=3 -- "$CERT:$KEY"
+    # room for two connections before the period turns
+    next_period 3
+    run tls12_ids "$PORT" 3
+    assert_success
+    assert_line -n 0 "reused=1 same-id=1"
+    assert_line -n 1 "reused=1 same-id=0"
+    assert_equal "$(resumed)" 2
+}
