@@ -637,3 +637,20 @@ PY
     assert_line -n 1 "reused=1 same-id=0"
     assert_equal "$(resumed)" 2
 }
+
+@test "the ticket keys' page is locked in memory; where it cannot be, one debug line and tickets all the same" {
+    start_wrap RESUMESHIM_SERVER=1 -- "$CERT:$KEY"
+    local pid
+    pid=$(tail -1 "$BATS_TEST_TMPDIR/pids")
+    [ "$(awk '/^VmLck:/ { print $2 }' "/proc/$pid/status")" -ge 4 ]
+    # without the capability and with no allowance, mlock is refused
+    server_dir
+    serve RESUMESHIM_SERVER=1 RESUMESHIM_LOG=debug -- capsh --drop=cap_ipc_lock -- \
+        -c 'ulimit -l 0 && exec "$0" "$@"' "$PY" "$WRAPSERVER" "$SLOG" "$D/port" "$CERT:$KEY"
+    run with_shim "$CLIENT" --n 5 --cafile "$CA" --sni localhost "$PORT"
+    assert_output "reused=4 of=5 failed=0"
+    assert_equal "$(resumed)" 4
+    assert_equal "$(grep -c 'debug: ticket keys: not locked in memory' "$D/out")" 1
+    pid=$(tail -1 "$BATS_TEST_TMPDIR/pids")
+    assert_equal "$(awk '/^VmLck:/ { print $2 }' "/proc/$pid/status")" 0
+}
