@@ -20,7 +20,7 @@ SRCS := $(wildcard shim/*.c)
 OBJS := $(SRCS:shim/%.c=build/%.o)
 HDRS := $(wildcard include/*.h include/*.def)
 TESTBIN := tests/bin/client tests/bin/pskserver tests/bin/fuzzstore tests/bin/delayrelay \
-           tests/bin/lifecycle tests/bin/vhostserver tests/bin/vhostclient
+           tests/bin/lifecycle tests/bin/vhostserver tests/bin/vhostclient tests/bin/policyserver
 
 all: libresumeshim.so
 
@@ -44,7 +44,7 @@ libresumeshim.so: $(OBJS) build/shim.map
 tests/bin/%: tests/%.c | build
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lssl -lcrypto -lpthread
 
-tests/bin/pskserver tests/bin/vhostserver tests/bin/delayrelay: tests/listen.h
+tests/bin/pskserver tests/bin/vhostserver tests/bin/delayrelay tests/bin/policyserver: tests/listen.h
 
 # The same client linked statically: a program the shim cannot reach. The
 # linker's warnings about getaddrinfo and dlopen in static programs do not
