@@ -1,8 +1,8 @@
 # libresumeshim: `make` builds the library, `make test` runs the suite,
 # `make demo` shows it at work, `make bench` measures it; all three install
 # missing Debian packages. `make install` (PREFIX, DESTDIR) installs the
-# library, the resumeshim command and its manual page; `make uninstall`
-# removes them.
+# library, the resumeshim command and the manual pages resumeshim(1) and
+# libresumeshim(7); `make uninstall` removes them.
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -Wall -Wextra -Werror -fPIC -fvisibility=hidden -D_GNU_SOURCE -Iinclude
@@ -20,7 +20,7 @@ SRCS := $(wildcard shim/*.c)
 OBJS := $(SRCS:shim/%.c=build/%.o)
 HDRS := $(wildcard include/*.h include/*.def)
 TESTBIN := tests/bin/client tests/bin/pskserver tests/bin/fuzzstore tests/bin/delayrelay \
-           tests/bin/lifecycle tests/bin/vhostserver tests/bin/vhostclient
+           tests/bin/lifecycle tests/bin/vhostserver tests/bin/vhostclient tests/bin/policyserver
 
 all: libresumeshim.so
 
@@ -44,7 +44,7 @@ libresumeshim.so: $(OBJS) build/shim.map
 tests/bin/%: tests/%.c | build
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lssl -lcrypto -lpthread
 
-tests/bin/pskserver tests/bin/vhostserver tests/bin/delayrelay: tests/listen.h
+tests/bin/pskserver tests/bin/vhostserver tests/bin/delayrelay tests/bin/policyserver: tests/listen.h
 
 # The same client linked statically: a program the shim cannot reach. The
 # linker's warnings about getaddrinfo and dlopen in static programs do not
@@ -83,19 +83,22 @@ test: deps all test-programs
 demo: deps all test-programs
 	examples/demo
 
-# The command learns where the library went, the manual page its version;
+# The command learns where the library went, the manual pages their version;
 # made afresh each time, since they depend on the variables of this run.
 install: libresumeshim.so | build
 	sed "s|^libdir=.*|libdir='$(LIBDIR)'|" scripts/resumeshim > build/resumeshim
 	sed 's/@VERSION@/$(VERSION)/' scripts/resumeshim.1 > build/resumeshim.1
-	install -d "$(DESTDIR)$(LIBDIR)" "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(MANDIR)/man1"
+	sed 's/@VERSION@/$(VERSION)/' scripts/libresumeshim.7 > build/libresumeshim.7
+	install -d "$(DESTDIR)$(LIBDIR)" "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(MANDIR)/man1" \
+	    "$(DESTDIR)$(MANDIR)/man7"
 	install -m 644 libresumeshim.so "$(DESTDIR)$(LIBDIR)/libresumeshim.so"
 	install -m 755 build/resumeshim "$(DESTDIR)$(BINDIR)/resumeshim"
 	install -m 644 build/resumeshim.1 "$(DESTDIR)$(MANDIR)/man1/resumeshim.1"
+	install -m 644 build/libresumeshim.7 "$(DESTDIR)$(MANDIR)/man7/libresumeshim.7"
 
 uninstall:
 	rm -f "$(DESTDIR)$(LIBDIR)/libresumeshim.so" "$(DESTDIR)$(BINDIR)/resumeshim" \
-	      "$(DESTDIR)$(MANDIR)/man1/resumeshim.1"
+	      "$(DESTDIR)$(MANDIR)/man1/resumeshim.1" "$(DESTDIR)$(MANDIR)/man7/libresumeshim.7"
 
 # Measurements, not tests: results in examples/bench (committed) or, quick
 # and smaller, in build/bench-quick.

@@ -117,6 +117,13 @@ struct recorded {
     int purpose, trust;
     shim_cert_verify_cb cert_verify_cb;
     void *cert_verify_arg;
+    /* A context's own identity, random, made with it when the server mode
+     * is on: what a callback decides by (its argument, the context's app
+     * data) cannot be fingerprinted, so contexts that judge clients by
+     * callback share tickets only with themselves and the copies fork
+     * makes of them, as OpenSSL's per-context keys would. Never an
+     * address: a later context reuses a freed one's. Zero on connections. */
+    unsigned char identity[16];
 };
 enum setting { SET_PURPOSE, SET_TRUST };
 void record_sid(struct recorded *r, const unsigned char *sid, unsigned len);

@@ -9,6 +9,7 @@
  * exactly when OpenSSL would have without the shim. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "shim.h"
 
@@ -91,7 +92,9 @@ void ctx_setup(SSL_CTX *ctx)
     set_app_mode(ctx, st, app_mode(ctx, st));
     R(SSL_CTX_sess_set_new_cb)(ctx, new_session);
     if (cfg.server && !st->client_only)
-        st->tickets = server_install(ctx);
+        st->tickets = getrandom(st->rec.identity, sizeof st->rec.identity, GRND_NONBLOCK) ==
+                          sizeof st->rec.identity &&
+                      server_install(ctx);
 }
 
 bool ctx_server_tickets(SSL_CTX *ctx)

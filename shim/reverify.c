@@ -22,7 +22,7 @@
  * a resumed handshake sets it from the session, as always.
  *
  * What libssl adds and this does not: Suite B flags (no getter) and DANE
- * (not in the key either; see the README). */
+ * (not in the key either; see libresumeshim(7), LIMITS). */
 #include "shim.h"
 
 bool reverify_needed(SSL *s, const struct recorded *ctx_rec)

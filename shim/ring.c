@@ -68,14 +68,24 @@ static bool cache_key_made;
  * thread reuses: wiped on the way out. */
 static void cache_wipe(void *c);
 
+static int lock_errno;
+
 static void make_ring(void)
 {
+    int saved = errno;
     cache_key_made = pthread_key_create(&cache_key, cache_wipe) == 0;
     struct ring *r = mmap(NULL, sizeof *r, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
                           -1, 0);
-    if (r == MAP_FAILED)
+    if (r == MAP_FAILED) {
+        errno = saved;
         return; /* no server mode: tickets stay OpenSSL's */
+    }
     madvise(r, sizeof *r, MADV_DONTDUMP);
+    /* Kept out of swap as well, where the limit allows (RLIMIT_MEMLOCK;
+     * a worker shares the page its parent locked). Said at debug level
+     * once the configuration is read, which it is not yet at load time. */
+    if (mlock(r, sizeof *r) != 0)
+        lock_errno = errno;
     pthread_mutexattr_t a;
     pthread_mutexattr_init(&a);
     pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
@@ -83,6 +93,7 @@ static void make_ring(void)
     pthread_mutex_init(&r->lock, &a);
     pthread_mutexattr_destroy(&a);
     __atomic_store_n(&ring, r, __ATOMIC_RELEASE);
+    errno = saved;
 }
 
 void ring_prepare(void)
@@ -93,6 +104,9 @@ void ring_prepare(void)
 bool ring_ready(void)
 {
     ring_prepare();
+    int err = __atomic_exchange_n(&lock_errno, 0, __ATOMIC_RELAXED);
+    if (err != 0)
+        LOG(LOG_DEBUG, "ticket keys: not locked in memory (%s)", strerror(err));
     return __atomic_load_n(&ring, __ATOMIC_ACQUIRE) != NULL;
 }
 

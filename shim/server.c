@@ -200,10 +200,16 @@ static int issue(SSL *s, unsigned char name[16], unsigned char *iv, EVP_CIPHER_C
     return keys_into(k, iv, cipher, mac, true) ? 1 : 0;
 }
 
-/* 2: accepted, and the client is sent a fresh ticket. A client that uses
- * each ticket once (as the shim's client side does) would otherwise resume
- * only every other connection: OpenSSL sends none after a TLS 1.3
- * resumption that was not asked to renew. */
+/* 2: accepted, and the client is sent a fresh ticket; 1: accepted as it
+ * is. TLS 1.3 renews every time: a client that uses each ticket once (as
+ * the shim's client side does) would otherwise resume only every other
+ * connection, since OpenSSL sends none after a resumption not asked to
+ * renew. A TLS 1.2 ticket is renewed, as OpenSSL's own keys do it, only
+ * when it was encrypted under a secret that is no longer the current one:
+ * a renewal changes the session id the client sees (CPython's test_ssl
+ * checks it stays), and rotation must still move clients on. (At this
+ * point OpenSSL has already chosen the version: SSL_version is the
+ * negotiated one, tested by "TLS 1.2: no renewal under the current key".) */
 static int accept_ticket(SSL *s, const unsigned char name[16], unsigned char *iv,
                          EVP_CIPHER_CTX *cipher, EVP_MAC_CTX *mac, struct ticket_key *k)
 {
@@ -220,7 +226,10 @@ static int accept_ticket(SSL *s, const unsigned char name[16], unsigned char *iv
         memcpy(st->resumed, conf, 32);
         st->has_resumed = true;
     }
-    return 2;
+    return R(SSL_version)(s) >= TLS1_3_VERSION ||
+                   ring_name_epoch(name) != ring_epoch(time(NULL))
+               ? 2
+               : 1;
 }
 
 static int ticket_key(SSL *s, unsigned char *name, unsigned char *iv, EVP_CIPHER_CTX *cipher,

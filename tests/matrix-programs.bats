@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # Real programs, unmodified, each making N HTTPS requests (a new connection
 # each) in one process to a local server that logs whether each session was
-# resumed: once without the shim and once with it. The README's "Tested
-# programs" table is these rows. Programs that keep sessions themselves
+# resumed: once without the shim and once with it. examples/tested-programs.md
+# is these rows. Programs that keep sessions themselves
 # (curl, wrk, openssl s_client -reconnect) must resume exactly as often
 # with the shim as without; programs the shim cannot reach must run as
 # without it.
@@ -120,7 +120,8 @@ urls() {
 @test "Ruby Net::HTTP (verify callback; SSL objects freed only by the garbage collector)" {
     # TLS 1.3: each connection's newest ticket stays with its SSL until the
     # garbage collector frees it, and nginx sends one ticket per resumed
-    # handshake, so about every other connection finds none (see README).
+    # handshake, so about every other connection finds none (see
+    # examples/tested-programs.md).
     row nginx13 0 ">=$((N / 2 - 1))" ruby "$P/fetch.rb" localhost @PORT@ "$N" "$CA"
     row nginx12 0 $((N - 1)) ruby "$P/fetch.rb" localhost @PORT@ "$N" "$CA"
 }

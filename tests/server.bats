@@ -514,3 +514,145 @@ conn_line() { sed -n "s/^conn=$1 //p" "$SLOG"; }
     assert_equal "$(grep -c 'status=ok .*vhost=b.test' "$d/log")" 3
     refute grep 'dup=fail' "$d/log"
 }
+
+# client_cert NAME: $BATS_TEST_TMPDIR/NAME.pem, a client certificate and
+# key for CN=NAME under the tests' CA.
+client_cert() {
+    local f="$BATS_TEST_TMPDIR/$1"
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$1" \
+        -keyout "$f.key" -out "$f.csr" 2>/dev/null
+    openssl x509 -req -in "$f.csr" -CA "$CA" -CAkey "${CA%.pem}.key" -CAcreateserial \
+        -days 1 -out "$f.crt" 2>/dev/null
+    cat "$f.crt" "$f.key" > "$f.pem"
+}
+
+# start_policy [env...] -- [policyserver options]: a lenient listener
+# (PORTS[0]) and a strict one (PORTS[1], CN=admin only), told apart only
+# inside their callbacks.
+start_policy() {
+    local envs=()
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+    shift
+    server_dir
+    serve "${envs[@]}" -- ${POLICY_LAUNCH:-} "$ROOT/tests/bin/policyserver" --cert "$CERT" --key "$KEY" \
+        --ca "$CA" --port-file "$D/port" --log "$SLOG" "$@"
+}
+
+# Connections the strict listener let in with the guest's certificate.
+guests_let_in() { grep -c "port=${PORTS[1]} status=ok .*cn=guest" "$SLOG" || true; }
+
+@test "a policy inside a callback: a guest's ticket from the lenient listener never opens the strict one" {
+    client_cert guest
+    client_cert admin
+    local where v
+    for where in arg appdata verify; do
+        for v in --tls13 --tls12; do
+            start_policy RESUMESHIM_SERVER=1 -- --policy "$where" "$v"
+            # a full handshake: the strict listener refuses the guest
+            run client --client-cert "$BATS_TEST_TMPDIR/guest.pem" "${PORTS[1]}"
+            assert_equal "$(guests_let_in)" 0
+            assert_equal "$(grep -c "port=${PORTS[1]} status=fail" "$SLOG")" 1
+            fetch_ticket "$BATS_TEST_TMPDIR/g.der" --client-cert "$BATS_TEST_TMPDIR/guest.pem" \
+                "${PORTS[0]}"
+            # the guest's ticket, offered to the strict listener: judged
+            # again in a full handshake, and refused
+            run client --load "$BATS_TEST_TMPDIR/g.der" \
+                --client-cert "$BATS_TEST_TMPDIR/guest.pem" "${PORTS[1]}"
+            assert_equal "$(guests_let_in)" 0
+            assert_equal "$(grep -c "port=${PORTS[1]} status=fail" "$SLOG")" 2
+            # the lenient listener still resumes its own tickets, and the
+            # strict one the admin's
+            offer "$BATS_TEST_TMPDIR/g.der" --client-cert "$BATS_TEST_TMPDIR/guest.pem" \
+                "${PORTS[0]}"
+            assert_output "reused=1 of=1 failed=0"
+            fetch_ticket "$BATS_TEST_TMPDIR/a.der" --client-cert "$BATS_TEST_TMPDIR/admin.pem" \
+                "${PORTS[1]}"
+            offer "$BATS_TEST_TMPDIR/a.der" --client-cert "$BATS_TEST_TMPDIR/admin.pem" \
+                "${PORTS[1]}"
+            assert_output "reused=1 of=1 failed=0"
+            assert_equal "$(grep -c "port=${PORTS[1]} status=ok version=.* resumed=1 cn=admin" \
+                "$SLOG")" 1
+            teardown
+        done
+    done
+}
+
+@test "a policy inside a callback: no ticket crosses to another process through the store's key file" {
+    client_cert guest
+    local store="$BATS_TEST_TMPDIR/store" v first
+    # without address randomisation the callbacks' addresses are the same
+    # in both processes: only the contexts' identities tell them apart
+    POLICY_LAUNCH="setarch $(uname -m) -R"
+    for v in --tls13 --tls12; do
+        start_policy RESUMESHIM_SERVER=1 RESUMESHIM_STORE="$store" -- "$v"
+        first=("${PORTS[@]}")
+        fetch_ticket "$BATS_TEST_TMPDIR/g.der" --client-cert "$BATS_TEST_TMPDIR/guest.pem" \
+            "${first[0]}"
+        start_policy RESUMESHIM_SERVER=1 RESUMESHIM_STORE="$store" -- "$v"
+        # the other process's strict listener refuses the guest, and its
+        # lenient one judges the guest anew
+        run client --load "$BATS_TEST_TMPDIR/g.der" \
+            --client-cert "$BATS_TEST_TMPDIR/guest.pem" "${PORTS[1]}"
+        assert_equal "$(guests_let_in)" 0
+        offer "$BATS_TEST_TMPDIR/g.der" --client-cert "$BATS_TEST_TMPDIR/guest.pem" "${PORTS[0]}"
+        assert_output "reused=0 of=1 failed=0"
+        # while the process that issued it still takes it
+        offer "$BATS_TEST_TMPDIR/g.der" --client-cert "$BATS_TEST_TMPDIR/guest.pem" "${first[0]}"
+        assert_output "reused=1 of=1 failed=0"
+        # the key file was shared all along
+        [ -s "$store/ticket-keys" ]
+        teardown
+    done
+}
+
+# The session id a Python client sees across three TLS 1.2 connections to
+# PORT, each offering the previous one's session: "reused same-id" for the
+# second, then for the third, after the key period PERIOD turned over.
+tls12_ids() {
+    "$PY" - "$1" "$CA" "$2" <<'PY'
+import socket, ssl, sys, time
+port, ca, period = int(sys.argv[1]), sys.argv[2], float(sys.argv[3])
+ctx = ssl.create_default_context(cafile=ca)
+ctx.maximum_version = ssl.TLSVersion.TLSv1_2
+def connect(session=None):
+    with socket.create_connection(("127.0.0.1", port)) as raw:
+        with ctx.wrap_socket(raw, server_hostname="localhost", session=session) as s:
+            s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+            s.recv(100)
+            return s.session, s.session_reused
+first, _ = connect()
+second, reused = connect(first)
+print(f"reused={int(reused)} same-id={int(second.id == first.id)}")
+time.sleep(period - time.time() % period + 0.25)
+third, reused = connect(second)
+print(f"reused={int(reused)} same-id={int(third.id == second.id)}")
+PY
+}
+
+@test "TLS 1.2: no renewal under the current key (the session id stays), a renewal after a rotation" {
+    start_wrap RESUMESHIM_SERVER=1 RESUMESHIM_TICKET_KEY_ROTATE=3 -- "$CERT:$KEY"
+    # room for two connections before the period turns
+    next_period 3
+    run tls12_ids "$PORT" 3
+    assert_success
+    assert_line -n 0 "reused=1 same-id=1"
+    assert_line -n 1 "reused=1 same-id=0"
+    assert_equal "$(resumed)" 2
+}
+
+@test "the ticket keys' page is locked in memory; where it cannot be, one debug line and tickets all the same" {
+    start_wrap RESUMESHIM_SERVER=1 -- "$CERT:$KEY"
+    local pid
+    pid=$(tail -1 "$BATS_TEST_TMPDIR/pids")
+    [ "$(awk '/^VmLck:/ { print $2 }' "/proc/$pid/status")" -ge 4 ]
+    # without the capability and with no allowance, mlock is refused
+    server_dir
+    serve RESUMESHIM_SERVER=1 RESUMESHIM_LOG=debug -- capsh --drop=cap_ipc_lock -- \
+        -c 'ulimit -l 0 && exec "$0" "$@"' "$PY" "$WRAPSERVER" "$SLOG" "$D/port" "$CERT:$KEY"
+    run with_shim "$CLIENT" --n 5 --cafile "$CA" --sni localhost "$PORT"
+    assert_output "reused=4 of=5 failed=0"
+    assert_equal "$(resumed)" 4
+    assert_equal "$(grep -c 'debug: ticket keys: not locked in memory' "$D/out")" 1
+    pid=$(tail -1 "$BATS_TEST_TMPDIR/pids")
+    assert_equal "$(awk '/^VmLck:/ { print $2 }' "/proc/$pid/status")" 0
+}

@@ -394,29 +394,52 @@ resumeshim-store"
     assert_failure 2
 }
 
-@test "the manual page lints clean and documents every option and variable" {
-    run mandoc -T lint "$ROOT/scripts/resumeshim.1"
-    assert_success
-    assert_output ""
-    run groff -man -ww -z "$ROOT/scripts/resumeshim.1"
-    assert_success
-    assert_output ""
+@test "the manual pages lint clean" {
+    for page in resumeshim.1 libresumeshim.7; do
+        run mandoc -T lint "$ROOT/scripts/$page"
+        assert_success
+        assert_output ""
+        run groff -man -ww -z "$ROOT/scripts/$page"
+        assert_success
+        assert_output ""
+    done
+}
+
+@test "resumeshim(1) documents every option and every variable the command sets" {
     page=$(sed 's/\\-/-/g' "$ROOT/scripts/resumeshim.1")
     for opt in $("$RS" --help | grep -o -- '--[a-z-]*[a-z]' | sort -u); do
         [[ "$page" == *"$opt"* ]] || { echo "man page lacks $opt"; false; }
     done
-    for var in $(grep -o '^| `RESUMESHIM_[A-Z_]*`' "$ROOT/README.md" | tr -d '|` ') RESUMESHIM_STORE; do
+    vars=$(grep -o 'RESUMESHIM_[A-Z_]*[A-Z]' "$RS" | sort -u)
+    [[ "$vars" == *RESUMESHIM_STORE* ]]
+    for var in $vars; do
         [[ "$page" == *".B $var"* ]] || { echo "man page lacks $var"; false; }
     done
+    [[ "$page" == *".BR libresumeshim (7)"* ]]
 }
 
-@test "make install DESTDIR PREFIX puts three files in place; make uninstall removes them" {
+# The variables the library and the command read, each the subject of one
+# entry in libresumeshim(7)'s ENVIRONMENT and one row of the README's table:
+# none missing, none that the code no longer reads.
+@test "libresumeshim(7) and the README list exactly the RESUMESHIM_ variables the code reads" {
+    code=$({ grep -ohE '"RESUMESHIM_[A-Z_]+"' "$ROOT"/shim/*.c | tr -d '"'
+             grep -o 'RESUMESHIM_[A-Z_]*[A-Z]' "$RS"; } | sort -u)
+    [[ "$code" == *RESUMESHIM_POOL_SIZE*RESUMESHIM_TICKET_KEY_ROTATE* ]]
+    man=$(sed -n '/^\.SH ENVIRONMENT/,/^\.SH /p' "$ROOT/scripts/libresumeshim.7" |
+          awk 'prev == ".TP" && /^\.B RESUMESHIM_/ { print $2 } { prev = $0 }' | sort)
+    assert_equal "$man" "$code"
+    readme=$(grep -o '^| `RESUMESHIM_[A-Z_]*`' "$ROOT/README.md" | tr -d '|` ' | sort)
+    assert_equal "$readme" "$code"
+}
+
+@test "make install DESTDIR PREFIX puts four files in place; make uninstall removes them" {
     d="$BATS_TEST_TMPDIR/dest"
     run make -s -C "$ROOT" install DESTDIR="$d" PREFIX=/usr
     assert_success
     run find "$d" -type f -printf '%m %P\n'
     assert_equal "$(sort <<< "$output")" "644 usr/lib/libresumeshim.so
 644 usr/share/man/man1/resumeshim.1
+644 usr/share/man/man7/libresumeshim.7
 755 usr/bin/resumeshim"
     cmp "$ROOT/libresumeshim.so" "$d/usr/lib/libresumeshim.so"
     run grep -c '^libdir=' "$d/usr/bin/resumeshim"
@@ -424,6 +447,7 @@ resumeshim-store"
     grep -qx "libdir='/usr/lib'" "$d/usr/bin/resumeshim"
     version=$(sed -n 's/^version=//p' "$RS")
     grep -q "^\.TH RESUMESHIM 1 .*\"libresumeshim $version\"" "$d/usr/share/man/man1/resumeshim.1"
+    grep -q "^\.TH LIBRESUMESHIM 7 .*\"libresumeshim $version\"" "$d/usr/share/man/man7/libresumeshim.7"
     run make -s -C "$ROOT" uninstall DESTDIR="$d" PREFIX=/usr
     assert_success
     run find "$d" ! -type d
