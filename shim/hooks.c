@@ -55,7 +55,7 @@ EXPORT SSL_CTX *SSL_CTX_new_ex(OSSL_LIB_CTX *libctx, const char *propq, const SS
     bool on = shim_active();
     SSL_CTX *ctx = ossl_SSL_CTX_new_ex(libctx, propq, meth);
     if (on)
-        ctx_setup(ctx);
+        ctx_setup(ctx, libctx, propq);
     return ctx;
 }
 
@@ -65,7 +65,7 @@ EXPORT SSL_CTX *SSL_CTX_new(const SSL_METHOD *meth)
     bool on = shim_active();
     SSL_CTX *ctx = ossl_SSL_CTX_new(meth);
     if (on)
-        ctx_setup(ctx);
+        ctx_setup(ctx, NULL, NULL);
     return ctx;
 }
 

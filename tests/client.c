@@ -69,6 +69,8 @@
  *   --sni-count K     connection i sends the server name h<i mod K>.test
  *   --timing          print the wall time and the process CPU time (µs) of
  *                     the threads' phase, after the warm-up
+ *   --libctx          contexts in a library context of their own, the
+ *                     default one left unable to compute (tests/libctx.h)
  * Prints "reused=K of=N failed=F" and exits 0 when F is 0. */
 #include <arpa/inet.h>
 #include <dlfcn.h>
@@ -90,6 +92,7 @@
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
 #include <openssl/ssl.h>
+#include "libctx.h"
 
 /* What differs between the two configurations of --alt. */
 struct profile {
@@ -215,9 +218,11 @@ static void add_ca(SSL_CTX *ctx, const char *file)
         fclose(f);
 }
 
+static OSSL_LIB_CTX *libctx; /* --libctx */
+
 static SSL_CTX *make_ctx(const struct profile *p)
 {
-    SSL_CTX *ctx = SSL_CTX_new(generic ? TLS_method() : TLS_client_method());
+    SSL_CTX *ctx = SSL_CTX_new_ex(libctx, NULL, generic ? TLS_method() : TLS_client_method());
     if (ctx == NULL)
         return NULL;
     SSL_CTX_set_app_data(ctx, (void *)p);
@@ -506,6 +511,10 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--keepalive")) keepalive = atoi(argv[++i]);
         else if (!strcmp(a, "--sni-count")) sni_count = atoi(argv[++i]);
         else if (!strcmp(a, "--timing")) timing = 1;
+        else if (!strcmp(a, "--libctx")) {
+            if ((libctx = own_libctx()) == NULL)
+                return 1;
+        }
         else if (!strcmp(a, "--snis")) {
             for (char *tok = strtok(argv[++i], ","); tok && n_snis < 16; tok = strtok(NULL, ","))
                 snis[n_snis++] = tok;

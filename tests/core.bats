@@ -234,3 +234,11 @@ PY
     [ "$(grep -c 'status=ok resumed=0' "$SLOG")" -le 4 ]
     assert_equal "$(offered_twice)" ""
 }
+
+@test "contexts in a library context of their own, the default one unable to compute: resumed 5 of 6" {
+    start_psk
+    run with_shim "$CLIENT" --libctx --n 6 --cafile "$CA" --sni localhost "$PORT"
+    assert_success
+    assert_output "reused=5 of=6 failed=0"
+    assert_equal "$(resumed)" 5
+}
