@@ -252,6 +252,15 @@ void server_remove(SSL_CTX *ctx);
  * OpenSSL calls that itself as a handshake starts.) */
 void server_begin(SSL *s);
 
+/* appsess.c: a session the application sets is given to OpenSSL as a
+ * private copy where the shim's cache-mode bit would mark it not
+ * resumable; the application keeps seeing its own object. */
+void appsess_init(void);
+/* SSL_set_session, done that way. */
+int appsess_set(SSL *s, SSL_SESSION *sess);
+/* The session to show the application for the connection's real one. */
+SSL_SESSION *appsess_shown(const SSL *s, SSL_SESSION *real);
+
 /* session.c: properties of sessions. */
 bool session_is_tls13(const SSL_SESSION *sess);
 bool session_same_ticket(const SSL_SESSION *a, const SSL_SESSION *b);
@@ -292,6 +301,8 @@ void ctx_connecting(SSL_CTX *ctx);
 bool ctx_cache_mode(SSL_CTX *ctx, int cmd, long larg, long *ret);
 bool ctx_set_app_cb(SSL_CTX *ctx, shim_new_session_cb cb);
 bool ctx_get_app_cb(SSL_CTX *ctx, shim_new_session_cb *cb);
+/* Whether SSL_SESS_CACHE_CLIENT is on only because the shim put it there. */
+bool ctx_adds_client_cache(SSL_CTX *ctx);
 /* The application manages the context's ticket keys itself. */
 void ctx_own_tickets(SSL_CTX *ctx);
 /* Whether the context's tickets are the server mode's. */

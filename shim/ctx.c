@@ -114,6 +114,12 @@ const struct algs *ctx_algs(SSL_CTX *ctx)
     return st != NULL && st->own_algs ? st->algs : algs_default();
 }
 
+bool ctx_adds_client_cache(SSL_CTX *ctx)
+{
+    struct ctx_state *st = state(ctx);
+    return st != NULL && (__atomic_load_n(&st->added, __ATOMIC_RELAXED) & SSL_SESS_CACHE_CLIENT);
+}
+
 bool ctx_server_tickets(SSL_CTX *ctx)
 {
     struct ctx_state *st = state(ctx);

@@ -258,14 +258,23 @@ EXPORT int SSL_clear(SSL *s)
 }
 
 /* A TLS 1.3 ticket the application offers itself must leave every pool at
- * once: another thread may be about to take it. */
+ * once: another thread may be about to take it. OpenSSL gets a copy of it
+ * where the shim's cache-mode bit would spoil the application's own. */
 EXPORT int SSL_set_session(SSL *s, SSL_SESSION *sess)
 {
     REAL_OR(SSL_set_session, 0, (s, sess));
-    bool on = shim_active();
-    if (on && sess != NULL && session_is_tls13(sess))
+    if (!shim_active())
+        return ossl_SSL_set_session(s, sess);
+    if (sess != NULL && session_is_tls13(sess))
         pool_discard(NULL, sess);
-    return ossl_SSL_set_session(s, sess);
+    return appsess_set(s, sess);
+}
+
+EXPORT SSL_SESSION *SSL_get_session(const SSL *s)
+{
+    REAL_OR(SSL_get_session, NULL, (s));
+    SSL_SESSION *sess = ossl_SSL_get_session(s);
+    return shim_started() ? appsess_shown(s, sess) : sess;
 }
 
 /* An application that takes a TLS 1.3 session to offer it again itself
@@ -275,9 +284,15 @@ EXPORT SSL_SESSION *SSL_get1_session(SSL *s)
     REAL_OR(SSL_get1_session, NULL, (s));
     bool on = shim_active();
     SSL_SESSION *sess = ossl_SSL_get1_session(s);
-    if (on)
-        conn_app_took(s, sess);
-    return sess;
+    if (!on)
+        return sess;
+    SSL_SESSION *shown = appsess_shown(s, sess);
+    if (shown != sess) {
+        R(SSL_SESSION_up_ref)(shown);
+        R(SSL_SESSION_free)(sess);
+    }
+    conn_app_took(s, shown);
+    return shown;
 }
 
 /* A session the application serializes may be offered again by a later

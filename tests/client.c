@@ -25,6 +25,9 @@
  *   --no-read         never read: send the request and close (warm-up
  *                     connections still read, to collect tickets)
  *   --native          resume natively: keep the last session, offer it next
+ *   --native-first    resume natively from one saved session, the first
+ *                     connection's, offered on every later one; print
+ *                     whether it is still resumable at the end
  *   --app-cb          set SSL_SESS_CACHE_CLIENT and a new-session callback of
  *                     its own; print how many sessions it saw
  *   --keep            a new-session callback that keeps every session (returns
@@ -114,6 +117,7 @@ static int port, n = 1, threads = 1, version, fresh_ctx, no_shutdown, no_read, n
                  nodelay, quiet;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static SSL_SESSION *native_session;
+static int native_first; /* --native-first */
 static int reused, failed, cb_sessions;
 
 static const char *save_file, *load_file;
@@ -419,8 +423,10 @@ static int one(const struct profile *p, SSL_CTX *ctx, int index)
         __atomic_fetch_add(&reused, 1, __ATOMIC_RELAXED);
     if (native) {
         pthread_mutex_lock(&lock);
-        SSL_SESSION_free(native_session);
-        native_session = SSL_get1_session(s);
+        if (!native_first || native_session == NULL) {
+            SSL_SESSION_free(native_session);
+            native_session = SSL_get1_session(s);
+        }
         pthread_mutex_unlock(&lock);
     }
     if (no_free)
@@ -499,6 +505,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--no-free")) no_free = 1;
         else if (!strcmp(a, "--no-read")) no_read = 1;
         else if (!strcmp(a, "--native")) native = 1;
+        else if (!strcmp(a, "--native-first")) native = native_first = 1;
         else if (!strcmp(a, "--app-cb")) app_cb = 1;
         else if (!strcmp(a, "--nodelay")) nodelay = 1;
         else if (!strcmp(a, "--keep")) keep = 1;
@@ -579,6 +586,8 @@ int main(int argc, char **argv)
         getrusage(RUSAGE_SELF, &ru);
         printf(" rss_kib=%ld", ru.ru_maxrss);
     }
+    if (native_first)
+        printf(" resumable=%d", native_session && SSL_SESSION_is_resumable(native_session));
     printf("\n");
     SSL_SESSION_free(native_session);
     for (i = 0; i < n_kept; i++)
