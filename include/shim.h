@@ -252,12 +252,14 @@ void server_remove(SSL_CTX *ctx);
  * OpenSSL calls that itself as a handshake starts.) */
 void server_begin(SSL *s);
 
-/* appsess.c: a session the application sets is given to OpenSSL as a
- * private copy where the shim's cache-mode bit would mark it not
- * resumable; the application keeps seeing its own object. */
+/* appsess.c: a client handshake that starts with a session the shim did
+ * not offer runs on a private copy of it where the shim's cache-mode bit
+ * would mark it not resumable; the application keeps seeing its own. */
 void appsess_init(void);
-/* SSL_set_session, done that way. */
-int appsess_set(SSL *s, SSL_SESSION *sess);
+/* The handshake starts with the connection's session own. */
+void appsess_begin(SSL *s, SSL_SESSION *own);
+/* The application sets a session (or none) itself. */
+void appsess_forget(SSL *s);
 /* The session to show the application for the connection's real one. */
 SSL_SESSION *appsess_shown(const SSL *s, SSL_SESSION *real);
 

@@ -9,11 +9,15 @@
  * shim, an application that keeps one session and sets it on three later
  * connections resumes all three; under the bit, only the first (measured:
  * tests/client.c --native-first, "reused=1 of=4 ... resumable=0"). So where
- * the bit is the shim's, OpenSSL is handed a private copy, and the
- * application's object is never touched. While the connection's session is
- * still that copy, SSL_get_session and SSL_get1_session answer with the
- * application's object, as without the shim; once tickets arrive, OpenSSL
- * has a new session, which they report as usual. */
+ * the bit is the shim's, a client handshake that starts with a session the
+ * shim did not offer runs on a private copy of it, and the application's
+ * object is never touched. The copy is made when the handshake starts, not
+ * at SSL_set_session: until then the application may still change the
+ * object it set, and OpenSSL would see the change (sslapitest's early-data
+ * tests set a session's time after setting it). While the connection's
+ * session is still that copy, SSL_get_session and SSL_get1_session answer
+ * with the application's object, as without the shim; once tickets arrive,
+ * OpenSSL has a new session, which they report as usual. */
 #include <stdlib.h>
 
 #include "shim.h"
@@ -63,27 +67,43 @@ static struct appsess *state(const SSL *s)
     return appsess_index >= 0 ? R(SSL_get_ex_data)(s, appsess_index) : NULL;
 }
 
-int appsess_set(SSL *s, SSL_SESSION *sess)
+void appsess_forget(SSL *s)
+{
+    forget(state(s));
+}
+
+void appsess_begin(SSL *s, SSL_SESSION *own)
 {
     struct appsess *a = state(s);
-    forget(a);
-    SSL_SESSION *copy = NULL;
-    if (sess != NULL && ctx_adds_client_cache(R(SSL_get_SSL_CTX)(s)) &&
-        R(SSL_SESSION_is_resumable)(sess) && appsess_index >= 0 &&
-        (a != NULL || ((a = calloc(1, sizeof *a)) != NULL &&
-                       (R(SSL_set_ex_data)(s, appsess_index, a) == 1 || (free(a), false)))))
-        copy = R(SSL_SESSION_dup)(sess);
-    if (copy == NULL)
-        return R(SSL_set_session)(s, sess);
-    int r = R(SSL_set_session)(s, copy);
-    if (r != 1) {
-        R(SSL_SESSION_free)(copy);
-        return R(SSL_set_session)(s, sess);
+    /* After SSL_clear the copy may still be the connection's session:
+     * OpenSSL alone would offer the application's object again. */
+    SSL_SESSION *app = a != NULL && own == a->copy ? a->app : own;
+    SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
+    /* SSL_set_session would put the context's method back on a connection
+     * whose method the application changed. */
+    if (!ctx_adds_client_cache(ctx) || !R(SSL_SESSION_is_resumable)(app) ||
+        R(SSL_get_ssl_method)(s) != R(SSL_CTX_get_ssl_method)(ctx) || appsess_index < 0)
+        return;
+    if (a == NULL) {
+        if ((a = calloc(1, sizeof *a)) == NULL)
+            return;
+        if (R(SSL_set_ex_data)(s, appsess_index, a) != 1) {
+            free(a);
+            return;
+        }
     }
-    R(SSL_SESSION_up_ref)(sess);
-    a->app = sess;
+    SSL_SESSION *copy = R(SSL_SESSION_dup)(app);
+    if (copy == NULL)
+        return;
+    R(SSL_SESSION_up_ref)(app);
+    if (R(SSL_set_session)(s, copy) != 1) {
+        R(SSL_SESSION_free)(copy);
+        R(SSL_SESSION_free)(app);
+        return;
+    }
+    forget(a);
+    a->app = app;
     a->copy = copy;
-    return r;
 }
 
 SSL_SESSION *appsess_shown(const SSL *s, SSL_SESSION *real)

@@ -258,16 +258,16 @@ EXPORT int SSL_clear(SSL *s)
 }
 
 /* A TLS 1.3 ticket the application offers itself must leave every pool at
- * once: another thread may be about to take it. OpenSSL gets a copy of it
- * where the shim's cache-mode bit would spoil the application's own. */
+ * once: another thread may be about to take it. */
 EXPORT int SSL_set_session(SSL *s, SSL_SESSION *sess)
 {
     REAL_OR(SSL_set_session, 0, (s, sess));
-    if (!shim_active())
-        return ossl_SSL_set_session(s, sess);
-    if (sess != NULL && session_is_tls13(sess))
+    bool on = shim_active();
+    if (on && sess != NULL && session_is_tls13(sess))
         pool_discard(NULL, sess);
-    return appsess_set(s, sess);
+    if (on)
+        appsess_forget(s);
+    return ossl_SSL_set_session(s, sess);
 }
 
 EXPORT SSL_SESSION *SSL_get_session(const SSL *s)
