@@ -15,6 +15,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>
 
+struct algs; /* algs.c */
 typedef int (*shim_new_session_cb)(SSL *s, SSL_SESSION *sess);
 typedef int (*shim_cert_verify_cb)(X509_STORE_CTX *store, void *arg);
 typedef int (*shim_ticket_key_cb)(SSL *s, unsigned char *name, unsigned char *iv,
@@ -245,7 +246,8 @@ int64_t ring_epoch(time_t now);
 int64_t ring_name_epoch(const unsigned char name[16]);
 /* The keys of one configuration (its fingerprint) for a period: the current
  * one (made when create), or the previous one (decryption only). */
-bool ring_keys(const unsigned char conf[32], int64_t epoch, bool create, struct ticket_key *k);
+bool ring_keys(const struct algs *algs, const unsigned char conf[32], int64_t epoch, bool create,
+               struct ticket_key *k);
 
 /* server.c: the ticket-key callback on server contexts. */
 void server_init(void);
@@ -256,6 +258,17 @@ void server_remove(SSL_CTX *ctx);
  * OpenSSL calls that itself as a handshake starts.) */
 void server_begin(SSL *s);
 
+/* appsess.c: a client handshake that starts with a session the shim did
+ * not offer runs on a private copy of it where the shim's cache-mode bit
+ * would mark it not resumable; the application keeps seeing its own. */
+void appsess_init(void);
+/* The handshake starts with the connection's session own. */
+void appsess_begin(SSL *s, SSL_SESSION *own);
+/* The application sets a session (or none) itself. */
+void appsess_forget(SSL *s);
+/* The session to show the application for the connection's real one. */
+SSL_SESSION *appsess_shown(const SSL *s, SSL_SESSION *real);
+
 /* session.c: properties of sessions. */
 bool session_is_tls13(const SSL_SESSION *sess);
 bool session_same_ticket(const SSL_SESSION *a, const SSL_SESSION *b);
@@ -264,15 +277,40 @@ time_t session_expiry(const SSL_SESSION *sess, time_t born, X509 *own_cert);
 #define MAX_TICKET_BYTES 8192
 #define MAX_LIFETIME (7 * 24 * 3600)
 
+/* algs.c: the algorithms the shim computes with, from the library context
+ * and property query of the SSL_CTX they serve. */
+struct algs {
+    OSSL_LIB_CTX *libctx;
+    char *propq;
+    EVP_MD *sha256, *sha1;
+    EVP_CIPHER *aes; /* AES-256-CBC: the server mode's tickets */
+    EVP_MAC *hmac;
+};
+/* NULL when the library context lacks any of them. */
+struct algs *algs_fetch(OSSL_LIB_CTX *libctx, const char *propq);
+void algs_free(struct algs *a);
+/* The default library context's, for what serves no one context (the
+ * store's file names, trust-store fingerprints' lookups). */
+const struct algs *algs_default(void);
+/* False for a NULL a, or when the computation fails. */
+bool algs_sha256(const struct algs *a, const void *data, size_t len, unsigned char out[32]);
+bool algs_hmac256(const struct algs *a, const unsigned char key[32], const void *data,
+                  size_t len, unsigned char out[32]);
+
 /* ctx.c: per-SSL_CTX state; the shim's new-session callback and the cache
  * mode bits it adds, hidden from the application. */
 void ctx_init(void);
-void ctx_setup(SSL_CTX *ctx);
+void ctx_setup(SSL_CTX *ctx, OSSL_LIB_CTX *libctx, const char *propq);
+/* The algorithms of the context's library context; NULL when it has none
+ * (nothing is then computed for it: no resumption, no server tickets). */
+const struct algs *ctx_algs(SSL_CTX *ctx);
 /* A client handshake starts on ctx. */
 void ctx_connecting(SSL_CTX *ctx);
 bool ctx_cache_mode(SSL_CTX *ctx, int cmd, long larg, long *ret);
 bool ctx_set_app_cb(SSL_CTX *ctx, shim_new_session_cb cb);
 bool ctx_get_app_cb(SSL_CTX *ctx, shim_new_session_cb *cb);
+/* Whether SSL_SESS_CACHE_CLIENT is on only because the shim put it there. */
+bool ctx_adds_client_cache(SSL_CTX *ctx);
 /* The application manages the context's ticket keys itself. */
 void ctx_own_tickets(SSL_CTX *ctx);
 /* Whether the context's tickets are the server mode's. */

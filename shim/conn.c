@@ -260,6 +260,7 @@ void conn_begin(SSL *s, bool client)
          * the same ticket to another connection. */
         if (c->key.len != 0 && session_is_tls13(own))
             pool_discard(&c->key, own);
+        appsess_begin(s, own);
         return;
     }
     if (c->key.len != 0)

@@ -656,3 +656,24 @@ PY
     pid=$(tail -1 "$BATS_TEST_TMPDIR/pids")
     assert_equal "$(awk '/^VmLck:/ { print $2 }' "/proc/$pid/status")" 0
 }
+
+@test "server mode: contexts in a library context of their own, the default one unable to compute: resumed 5 of 6" {
+    start_psk_mode RESUMESHIM_SERVER=1 -- --libctx --ctx-per-conn
+    run with_shim "$CLIENT" --libctx --n 6 --cafile "$CA" --sni localhost "$PORT"
+    assert_success
+    assert_output "reused=5 of=6 failed=0"
+    assert_equal "$(grep -c 'status=ok .*resumed=1' "$SLOG")" 5
+}
+
+@test "server mode: an application's own saved session, set on three later connections, resumes all three" {
+    start_psk_mode RESUMESHIM_SERVER=1 -- --ctx-per-conn
+    local v
+    for v in --tls13 --tls12; do
+        : > "$SLOG"
+        run client "$v" --native-first --n 4 "$PORT"
+        assert_output "reused=3 of=4 failed=0 resumable=1"
+        run with_shim "$CLIENT" "$v" --native-first --n 4 "$PORT"
+        assert_output "reused=3 of=4 failed=0 resumable=1"
+        assert_equal "$(grep -c 'status=ok .*resumed=1' "$SLOG")" 6
+    done
+}
