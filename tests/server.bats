@@ -669,13 +669,5 @@ PY
 
 @test "server mode: an application's own saved session, set on three later connections, resumes all three" {
     start_psk_mode RESUMESHIM_SERVER=1 -- --ctx-per-conn
-    local v
-    for v in --tls13 --tls12; do
-        : > "$SLOG"
-        run client "$v" --native-first --n 4 "$PORT"
-        assert_output "reused=3 of=4 failed=0 resumable=1"
-        run with_shim "$CLIENT" "$v" --native-first --n 4 "$PORT"
-        assert_output "reused=3 of=4 failed=0 resumable=1"
-        assert_equal "$(grep -c 'status=ok .*resumed=1' "$SLOG")" 6
-    done
+    one_session_thrice
 }
