@@ -28,10 +28,24 @@ typedef int (*shim_ticket_key_cb)(SSL *s, unsigned char *name, unsigned char *iv
 #define OSSL_FN(name) extern __typeof__(name) *ossl_##name;
 #include "ossl.def"
 #undef OSSL_FN
-#define R(name) (*ossl_##name)
+/* A function is looked up on its first call (real.c). */
+#define R(name)                                                                \
+    (*({                                                                       \
+        __typeof__(ossl_##name) r_ = __atomic_load_n(&ossl_##name, __ATOMIC_ACQUIRE); \
+        if (__builtin_expect(r_ == NULL, 0)) {                                 \
+            real_late((void **)&ossl_##name, #name);                           \
+            r_ = __atomic_load_n(&ossl_##name, __ATOMIC_ACQUIRE);              \
+        }                                                                      \
+        r_;                                                                    \
+    }))
+void real_late(void **slot, const char *name);
+/* A variable accessed only through atomics, from threads that may have no
+ * other contact (see real.c). */
+void atomic_only(void *addr, size_t len);
 
-/* Resolves every pointer once. False when a hook's own real function is
- * missing; the hooks then fail the call as libssl itself would on error. */
+/* Whether libssl 3 and libcrypto 3 can be found; false leaves the shim off.
+ * The hooks find their own real functions (and fail the call as libssl
+ * itself would on error when there is none). */
 bool real_resolve(void);
 /* Resolves one function; for hooks that may run before real_resolve. */
 bool real_find(const char *name, void **slot);
@@ -53,6 +67,8 @@ void *real_foreign(const void *caller, unsigned hook);
 bool shim_active(void);
 /* Whether set-up has already made the shim active, without starting it. */
 bool shim_started(void);
+/* A function the shim needs is missing: it acts no more. */
+void shim_stop(void);
 
 /* config.c */
 struct config {

@@ -322,7 +322,7 @@ static void handshake_done(struct conn *c, SSL *s)
      * (whether a connection re-verifies is in its key); a session restored
      * from the store has the leaf but not the chain. */
     STACK_OF(X509) *chain =
-        store_on() || c->key.reverify ? ossl_SSL_get_peer_cert_chain(s) : NULL;
+        store_on() || c->key.reverify ? R(SSL_get_peer_cert_chain)(s) : NULL;
     if (chain != NULL)
         c->chain.certs = R(X509_chain_up_ref)(chain);
     else if (reused)

@@ -11,6 +11,7 @@
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static bool active;
+static bool ready; /* set-up has run, whatever it decided */
 
 static void at_exit(void)
 {
@@ -51,13 +52,15 @@ static void init(void)
     int saved = errno;
     init_once();
     errno = saved;
+    atomic_only(&ready, sizeof ready);
+    __atomic_store_n(&ready, true, __ATOMIC_RELEASE);
 }
 
 static void init_once(void)
 {
     config_load();
     if (!real_resolve()) {
-        LOG(LOG_INFO, "OpenSSL 3 functions not all found; resumption is off");
+        LOG(LOG_INFO, "OpenSSL 3 not found; resumption is off");
         return;
     }
     /* Registered even when disabled: the summary then shows that nothing
@@ -96,8 +99,16 @@ bool shim_started(void)
     return __atomic_load_n(&active, __ATOMIC_ACQUIRE);
 }
 
+/* Every hook asks, so once set-up has run the answer is a load, not a
+ * call of pthread_once. */
 bool shim_active(void)
 {
-    pthread_once(&once, init);
+    if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE))
+        pthread_once(&once, init);
     return __atomic_load_n(&active, __ATOMIC_ACQUIRE);
+}
+
+void shim_stop(void)
+{
+    __atomic_store_n(&active, false, __ATOMIC_RELEASE);
 }
