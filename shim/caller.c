@@ -36,6 +36,7 @@ static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 static _Thread_local const struct module *recent[4];
 static _Thread_local unsigned recent_next;
+_Thread_local struct caller_range caller_native;
 
 /* The hooks' names as one block and offsets into it: a table of pointers
  * would cost a relocation each at the start of every program. */
@@ -197,8 +198,10 @@ void *real_foreign(const void *caller, unsigned hook)
             return NULL;
         recent[recent_next++ % (sizeof recent / sizeof *recent)] = m;
     }
-    if (!m->foreign)
+    if (!m->foreign) {
+        caller_native = (struct caller_range){m->lo, m->hi};
         return NULL;
+    }
     void *p = __atomic_load_n(&m->fn[hook], __ATOMIC_ACQUIRE);
     if (p == NULL) {
         /* A function the other copy lacks resolves to ours, through the

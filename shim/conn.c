@@ -35,6 +35,14 @@ struct conn {
 
 static int conn_index = -1;
 _Thread_local int conn_in_handshake;
+_Thread_local const SSL *conn_quiet;
+_Thread_local unsigned long conn_quiet_epoch;
+unsigned long conn_epoch;
+
+static void not_quiet(void)
+{
+    __atomic_fetch_add(&conn_epoch, 1, __ATOMIC_ACQ_REL);
+}
 
 /* A program may exit without ever freeing a connection (wget does; Ruby
  * frees one only when its garbage collector runs), and the newest ticket
@@ -112,6 +120,7 @@ static void free_conn(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long
 {
     (void)parent, (void)ad, (void)idx, (void)argl, (void)argp;
     if (ptr != NULL) {
+        not_quiet();
         settle_latest(ptr);
         release(ptr);
         free(ptr);
@@ -137,6 +146,7 @@ static int dup_conn(CRYPTO_EX_DATA *to, const CRYPTO_EX_DATA *from, void **from_
 
 void conn_init(void)
 {
+    atomic_only(&conn_epoch, sizeof conn_epoch);
     conn_index = R(CRYPTO_get_ex_new_index)(CRYPTO_EX_INDEX_SSL, 0, NULL, NULL, dup_conn,
                                             free_conn);
 }
@@ -354,6 +364,10 @@ void conn_after(SSL *s, int ret, enum io io)
             publish_held(c, s);
         reserve_latest(c);
     }
+    if (c->nodelay_fd < 0) {
+        conn_quiet = s;
+        conn_quiet_epoch = __atomic_load_n(&conn_epoch, __ATOMIC_ACQUIRE);
+    }
 }
 
 void conn_session(SSL *s, SSL_SESSION *sess, bool app_kept)
@@ -424,6 +438,7 @@ void conn_cleared(SSL *s)
     struct conn *c = get(s);
     if (c == NULL)
         return;
+    not_quiet();
     /* SSL_clear keeps the session of a cleanly shut down connection, and
      * the next handshake offers it: then the last ticket is the
      * application's, not the pool's. */
