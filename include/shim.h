@@ -28,10 +28,24 @@ typedef int (*shim_ticket_key_cb)(SSL *s, unsigned char *name, unsigned char *iv
 #define OSSL_FN(name) extern __typeof__(name) *ossl_##name;
 #include "ossl.def"
 #undef OSSL_FN
-#define R(name) (*ossl_##name)
+/* A function is looked up on its first call (real.c). */
+#define R(name)                                                                \
+    (*({                                                                       \
+        __typeof__(ossl_##name) r_ = __atomic_load_n(&ossl_##name, __ATOMIC_ACQUIRE); \
+        if (__builtin_expect(r_ == NULL, 0)) {                                 \
+            real_late((void **)&ossl_##name, #name);                           \
+            r_ = __atomic_load_n(&ossl_##name, __ATOMIC_ACQUIRE);              \
+        }                                                                      \
+        r_;                                                                    \
+    }))
+void real_late(void **slot, const char *name);
+/* A variable accessed only through atomics, from threads that may have no
+ * other contact (see real.c). */
+void atomic_only(void *addr, size_t len);
 
-/* Resolves every pointer once. False when a hook's own real function is
- * missing; the hooks then fail the call as libssl itself would on error. */
+/* Whether libssl 3 and libcrypto 3 can be found; false leaves the shim off.
+ * The hooks find their own real functions (and fail the call as libssl
+ * itself would on error when there is none). */
 bool real_resolve(void);
 /* Resolves one function; for hooks that may run before real_resolve. */
 bool real_find(const char *name, void **slot);
@@ -47,12 +61,22 @@ enum {
     HOOK_COUNT
 };
 void *real_foreign(const void *caller, unsigned hook);
+/* The address range of the module this thread last saw call a hook for the
+ * system's OpenSSL: a caller within it needs no real_foreign (a keep-alive
+ * request makes two hook calls, and the whole hook must stay within about
+ * 1 % of what the request costs). Empty (lo == hi) until there is one. */
+struct caller_range {
+    uintptr_t lo, hi;
+};
+extern _Thread_local struct caller_range caller_native;
 
 /* init.c: one-time set-up on the first hook call. True when the shim is to
  * act in this process (resolved, not disabled). Cheap after the first call. */
 bool shim_active(void);
 /* Whether set-up has already made the shim active, without starting it. */
 bool shim_started(void);
+/* A function the shim needs is missing: it acts no more. */
+void shim_stop(void);
 
 /* config.c */
 struct config {
@@ -328,6 +352,20 @@ enum io { IO_HANDSHAKE, IO_READ, IO_WRITE };
 void conn_after(SSL *s, int ret, enum io io);
 /* A session the server sent; app_kept: the application's callback kept it. */
 void conn_session(SSL *s, SSL_SESSION *sess, bool app_kept);
+/* A connection whose handshake is done and used and whose TCP_NODELAY is
+ * the program's again needs nothing from the handshake, read and write
+ * hooks until it is cleared or freed: the thread that last saw one keeps
+ * it, with the epoch then, which every clear and free of a followed
+ * connection changes (an address may be reused by a new SSL). A
+ * keep-alive request then costs the hooks a few comparisons, not two
+ * ex_data lookups (about 120 instructions). */
+extern _Thread_local const SSL *conn_quiet;
+extern _Thread_local unsigned long conn_quiet_epoch;
+extern unsigned long conn_epoch;
+static inline bool conn_is_quiet(const SSL *s)
+{
+    return s == conn_quiet && conn_quiet_epoch == __atomic_load_n(&conn_epoch, __ATOMIC_ACQUIRE);
+}
 /* Before SSL_clear: whether the connection had a life to settle. After it,
  * conn_cleared settles it and readies the state for the next handshake. */
 bool conn_clearing(SSL *s);

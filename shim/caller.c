@@ -4,14 +4,18 @@
  * private copy of OpenSSL 3 (a renamed libssl.so.3 inside a Python wheel)
  * binds to them too. Its objects belong to its copy: handing them to the
  * system's would crash the host. So each calling module is classified once,
- * by what its own lookup scope resolves each hooked name to; a module whose
- * scope names another copy has its calls forwarded there, untouched.
+ * by what its own lookup scope resolves one libcrypto function to (every
+ * copy of libssl brings its own libcrypto); a module whose scope names
+ * another copy has its calls forwarded there, untouched, each function
+ * looked up in that scope when the module first calls it. (Looking up every
+ * hooked name in every calling module cost curl 500,000 instructions.)
  *
  * The fast path is a per-thread cache of the last few callers' address
  * ranges: two comparisons per hook call. */
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,8 +24,9 @@
 struct module {
     struct module *next;
     uintptr_t lo, hi;
-    bool foreign;              /* any hook resolves to another copy */
-    void *fn[HOOK_COUNT];      /* that copy's functions, where foreign */
+    bool foreign;              /* its scope names another copy */
+    void *scope;               /* where foreign: the module's handle */
+    void *fn[HOOK_COUNT];      /* that copy's functions, once looked up */
 };
 
 /* Entries are never freed: per-thread caches point at them. */
@@ -31,21 +36,28 @@ static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 static _Thread_local const struct module *recent[4];
 static _Thread_local unsigned recent_next;
+_Thread_local struct caller_range caller_native;
 
-static const char *const names[HOOK_COUNT] = {
+/* The hooks' names as one block and offsets into it: a table of pointers
+ * would cost a relocation each at the start of every program. */
+static const struct names {
+#define HOOK(ret, name, params, args) char name[sizeof #name];
+#include "hooks.def"
+#undef HOOK
+} names = {
 #define HOOK(ret, name, params, args) #name,
 #include "hooks.def"
 #undef HOOK
 };
-
-static void *own(unsigned i)
-{
-    static void *const hooks[HOOK_COUNT] = {
-#define HOOK(ret, name, params, args) (void *)&name,
+static const unsigned short name_at[HOOK_COUNT] = {
+#define HOOK(ret, name, params, args) offsetof(struct names, name),
 #include "hooks.def"
 #undef HOOK
-    };
-    return hooks[i];
+};
+
+static const char *hook_name(unsigned i)
+{
+    return (const char *)&names + name_at[i];
 }
 
 struct found {
@@ -84,6 +96,27 @@ static const struct module *known(uintptr_t addr)
     return NULL;
 }
 
+/* Whether a function a module's scope names is this process's OpenSSL:
+ * one of the shim's own hooks (the main program's scope is the global one,
+ * the shim first), or the system's function, found afresh (this may run
+ * before the shim starts). The shim's own range is found once, as the
+ * callers' are (dladdr would cost 50,000 instructions a call). */
+static bool ours(void *p, const char *name)
+{
+    static uintptr_t lo, hi;
+    if (__atomic_load_n(&hi, __ATOMIC_ACQUIRE) == 0) {
+        struct found f = {.addr = (uintptr_t)&real_foreign};
+        if (dl_iterate_phdr(find_module, &f) != 0) {
+            __atomic_store_n(&lo, f.lo, __ATOMIC_RELAXED);
+            __atomic_store_n(&hi, f.hi, __ATOMIC_RELEASE);
+        }
+    }
+    uintptr_t a = (uintptr_t)p;
+    if (a >= __atomic_load_n(&lo, __ATOMIC_RELAXED) && a < __atomic_load_n(&hi, __ATOMIC_ACQUIRE))
+        return true;
+    return p == real_lookup(name);
+}
+
 /* The loader's own lock is taken outside ours: a library constructor
  * running under the loader's lock may call OpenSSL, and so a hook. */
 static const struct module *classify(uintptr_t addr)
@@ -105,14 +138,12 @@ static const struct module *classify(uintptr_t addr)
     /* The handle is kept: unloading a module that calls OpenSSL while it
      * may still be in a hook is not ours to risk. */
     void *h = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
-    for (unsigned i = 0; h != NULL && i < HOOK_COUNT; i++) {
-        void *p = dlvsym(h, names[i], "OPENSSL_3.0.0");
-        /* Compared with the system's function found afresh, not with the
-         * shim's resolved pointers: this may run before the shim starts. */
-        if (p != NULL && p != own(i) && p != real_lookup(names[i])) {
-            new->fn[i] = p;
-            new->foreign = true;
-        }
+    const char *probe = hook_name(IDX_X509_STORE_add_cert);
+    void *p = h != NULL ? dlvsym(h, probe, "OPENSSL_3.0.0") : NULL;
+    if (p != NULL && !ours(p, probe)) {
+        new->foreign = true;
+        new->scope = h;
+        atomic_only(new->fn, sizeof new->fn);
     }
     if (new->foreign)
         LOG(LOG_INFO, "%s uses its own OpenSSL 3: its calls pass through untouched",
@@ -167,5 +198,20 @@ void *real_foreign(const void *caller, unsigned hook)
             return NULL;
         recent[recent_next++ % (sizeof recent / sizeof *recent)] = m;
     }
-    return m->foreign ? m->fn[hook] : NULL;
+    if (!m->foreign) {
+        caller_native = (struct caller_range){m->lo, m->hi};
+        return NULL;
+    }
+    void *p = __atomic_load_n(&m->fn[hook], __ATOMIC_ACQUIRE);
+    if (p == NULL) {
+        /* A function the other copy lacks resolves to ours, through the
+         * global scope: such a call is the system's to handle, marked by a
+         * pointer that is no function (the entry itself). Two threads may
+         * both look one up: the same answer. */
+        p = dlvsym(m->scope, hook_name(hook), "OPENSSL_3.0.0");
+        if (p == NULL || ours(p, hook_name(hook)))
+            p = (void *)m;
+        __atomic_store_n(&((struct module *)m)->fn[hook], p, __ATOMIC_RELEASE);
+    }
+    return p == (const void *)m ? NULL : p;
 }

@@ -10,6 +10,7 @@
  * or fails must leave nothing behind. */
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -35,6 +36,14 @@ struct conn {
 
 static int conn_index = -1;
 _Thread_local int conn_in_handshake;
+_Thread_local const SSL *conn_quiet;
+_Thread_local unsigned long conn_quiet_epoch;
+unsigned long conn_epoch;
+
+static void not_quiet(void)
+{
+    __atomic_fetch_add(&conn_epoch, 1, __ATOMIC_ACQ_REL);
+}
 
 /* A program may exit without ever freeing a connection (wget does; Ruby
  * frees one only when its garbage collector runs), and the newest ticket
@@ -112,10 +121,36 @@ static void free_conn(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long
 {
     (void)parent, (void)ad, (void)idx, (void)argl, (void)argp;
     if (ptr != NULL) {
+        not_quiet();
         settle_latest(ptr);
         release(ptr);
         free(ptr);
     }
+}
+
+/* A fresh state, as zeroed but for the key's bytes and server name, which
+ * nothing reads before key_build writes them: zeroing them too cost 3,600
+ * instructions a connection. */
+_Static_assert(offsetof(struct conn, key) == 0 && offsetof(struct key, bytes) == sizeof(size_t) &&
+                   offsetof(struct key, server) == offsetof(struct key, bytes) + KEY_MAX &&
+                   offsetof(struct key, hash) ==
+                       offsetof(struct key, server) + sizeof(((struct key *)0)->server),
+               "struct key: len, bytes, server, then the rest");
+
+static void reset(struct conn *c)
+{
+    c->key.len = 0;
+    c->key.server[0] = '\0';
+    memset((char *)c + offsetof(struct key, hash), 0, sizeof *c - offsetof(struct key, hash));
+    c->nodelay_fd = -1;
+}
+
+static struct conn *new_conn(void)
+{
+    struct conn *c = malloc(sizeof *c);
+    if (c != NULL)
+        reset(c);
+    return c;
 }
 
 /* SSL_dup copies ex_data pointers; the copy must not share our state, but
@@ -127,8 +162,8 @@ static int dup_conn(CRYPTO_EX_DATA *to, const CRYPTO_EX_DATA *from, void **from_
     (void)from, (void)argl, (void)argp;
     const struct conn *src = *from_d;
     struct conn *c = R(CRYPTO_get_ex_data)(to, idx);
-    if (src != NULL && c == NULL && (c = calloc(1, sizeof *c)) != NULL)
-        c->nodelay_fd = -1;
+    if (src != NULL && c == NULL)
+        c = new_conn();
     if (src != NULL && c != NULL)
         c->rec = src->rec;
     *from_d = c;
@@ -137,6 +172,7 @@ static int dup_conn(CRYPTO_EX_DATA *to, const CRYPTO_EX_DATA *from, void **from_
 
 void conn_init(void)
 {
+    atomic_only(&conn_epoch, sizeof conn_epoch);
     conn_index = R(CRYPTO_get_ex_new_index)(CRYPTO_EX_INDEX_SSL, 0, NULL, NULL, dup_conn,
                                             free_conn);
 }
@@ -151,10 +187,9 @@ static struct conn *get_or_create(SSL *s)
     struct conn *c = get(s);
     if (c != NULL || conn_index < 0)
         return c;
-    c = calloc(1, sizeof *c);
+    c = new_conn();
     if (c == NULL)
         return NULL;
-    c->nodelay_fd = -1;
     if (R(SSL_set_ex_data)(s, conn_index, c) != 1) {
         free(c);
         return NULL;
@@ -322,7 +357,7 @@ static void handshake_done(struct conn *c, SSL *s)
      * (whether a connection re-verifies is in its key); a session restored
      * from the store has the leaf but not the chain. */
     STACK_OF(X509) *chain =
-        store_on() || c->key.reverify ? ossl_SSL_get_peer_cert_chain(s) : NULL;
+        store_on() || c->key.reverify ? R(SSL_get_peer_cert_chain)(s) : NULL;
     if (chain != NULL)
         c->chain.certs = R(X509_chain_up_ref)(chain);
     else if (reused)
@@ -353,6 +388,10 @@ void conn_after(SSL *s, int ret, enum io io)
         if (c->verified)
             publish_held(c, s);
         reserve_latest(c);
+    }
+    if (c->nodelay_fd < 0) {
+        conn_quiet = s;
+        conn_quiet_epoch = __atomic_load_n(&conn_epoch, __ATOMIC_ACQUIRE);
     }
 }
 
@@ -424,6 +463,7 @@ void conn_cleared(SSL *s)
     struct conn *c = get(s);
     if (c == NULL)
         return;
+    not_quiet();
     /* SSL_clear keeps the session of a cleanly shut down connection, and
      * the next handshake offers it: then the last ticket is the
      * application's, not the pool's. */
@@ -434,8 +474,7 @@ void conn_cleared(SSL *s)
     release(c);
     nodelay_restore(c);
     struct recorded rec = c->rec; /* SSL_clear keeps the settings */
-    memset(c, 0, sizeof *c);
-    c->nodelay_fd = -1;
+    reset(c);
     c->rec = rec;
 }
 

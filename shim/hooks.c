@@ -27,8 +27,11 @@
 #define FOREIGN(name, fn)                                                      \
     __typeof__(name) *fn = NULL;                                               \
     do {                                                                       \
-        void *f_ = real_foreign(__builtin_return_address(0), IDX_##name);      \
-        memcpy(&fn, &f_, sizeof fn);                                           \
+        uintptr_t a_ = (uintptr_t)__builtin_return_address(0);                 \
+        if (a_ - caller_native.lo >= caller_native.hi - caller_native.lo) {    \
+            void *f_ = real_foreign((const void *)a_, IDX_##name);             \
+            memcpy(&fn, &f_, sizeof fn);                                       \
+        }                                                                      \
     } while (0)
 #define REAL_OR(name, fail, args)                                              \
     do {                                                                       \
@@ -222,7 +225,7 @@ RECORD_HOOK(SSL_set_trust, SSL, s, conn_recorded, SET_TRUST)
     EXPORT int name params                                                     \
     {                                                                          \
         REAL_OR(name, fail, args);                                             \
-        bool on = shim_active();                                               \
+        bool on = shim_active() && !(conn_is_quiet(s) && !R(SSL_in_before)(s)); \
         if (on)                                                                \
             conn_begin(s, client);                                             \
         conn_in_handshake++;                                                   \

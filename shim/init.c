@@ -11,6 +11,7 @@
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static bool active;
+static bool ready; /* set-up has run, whatever it decided */
 
 static void at_exit(void)
 {
@@ -51,13 +52,15 @@ static void init(void)
     int saved = errno;
     init_once();
     errno = saved;
+    atomic_only(&ready, sizeof ready);
+    __atomic_store_n(&ready, true, __ATOMIC_RELEASE);
 }
 
 static void init_once(void)
 {
     config_load();
     if (!real_resolve()) {
-        LOG(LOG_INFO, "OpenSSL 3 functions not all found; resumption is off");
+        LOG(LOG_INFO, "OpenSSL 3 not found; resumption is off");
         return;
     }
     /* Registered even when disabled: the summary then shows that nothing
@@ -84,20 +87,54 @@ static void init_once(void)
 /* The server mode's key ring must exist before a server forks its
  * workers, which may happen before it first touches OpenSSL (gunicorn's
  * master never does). So it alone is made at load time, when asked for. */
-__attribute__((constructor)) static void at_load(void)
+static void server_at_load(void)
 {
     const char *server = secure_getenv("RESUMESHIM_SERVER");
     if (server != NULL && strcmp(server, "1") == 0)
         ring_prepare();
 }
 
+#ifdef __GLIBC__
+/* glibc hands constructors the environment: most programs never set the
+ * variable, and looking for it here costs them no call through the PLT,
+ * whose first use is a symbol lookup (secure_getenv cost every program
+ * 1,100 instructions at start). secure_getenv still decides. */
+__attribute__((constructor)) static void at_load(int argc, char **argv, char **envp)
+{
+    static const char name[] = "RESUMESHIM_SERVER=";
+    (void)argc, (void)argv;
+    for (char **e = envp; e != NULL && *e != NULL; e++) {
+        size_t i = 0;
+        while (name[i] != '\0' && (*e)[i] == name[i])
+            i++;
+        if (name[i] == '\0') {
+            server_at_load();
+            return;
+        }
+    }
+}
+#else
+__attribute__((constructor)) static void at_load(void)
+{
+    server_at_load();
+}
+#endif
+
 bool shim_started(void)
 {
     return __atomic_load_n(&active, __ATOMIC_ACQUIRE);
 }
 
+/* Every hook asks, so once set-up has run the answer is a load, not a
+ * call of pthread_once. */
 bool shim_active(void)
 {
-    pthread_once(&once, init);
+    if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE))
+        pthread_once(&once, init);
     return __atomic_load_n(&active, __ATOMIC_ACQUIRE);
+}
+
+void shim_stop(void)
+{
+    __atomic_store_n(&active, false, __ATOMIC_RELEASE);
 }

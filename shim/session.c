@@ -7,7 +7,7 @@
 void chain_free(struct chain *c)
 {
     if (c->certs != NULL)
-        R(OPENSSL_sk_pop_free)((OPENSSL_STACK *)c->certs, (OPENSSL_sk_freefunc)ossl_X509_free);
+        R(OPENSSL_sk_pop_free)((OPENSSL_STACK *)c->certs, (OPENSSL_sk_freefunc)R(X509_free));
     free(c->der);
     *c = (struct chain){0};
 }
@@ -40,7 +40,7 @@ STACK_OF(X509) *chain_certs(struct chain *c)
         X509 *x = R(d2i_X509)(NULL, &p, (long)(end - p));
         if (x == NULL || R(OPENSSL_sk_push)(certs, x) == 0) {
             R(X509_free)(x);
-            R(OPENSSL_sk_pop_free)(certs, (OPENSSL_sk_freefunc)ossl_X509_free);
+            R(OPENSSL_sk_pop_free)(certs, (OPENSSL_sk_freefunc)R(X509_free));
             certs = NULL;
         }
     }
@@ -48,7 +48,7 @@ STACK_OF(X509) *chain_certs(struct chain *c)
     if (certs != NULL &&
         !__atomic_compare_exchange_n(&c->certs, &have, (STACK_OF(X509) *)certs, false,
                                      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-        R(OPENSSL_sk_pop_free)(certs, (OPENSSL_sk_freefunc)ossl_X509_free);
+        R(OPENSSL_sk_pop_free)(certs, (OPENSSL_sk_freefunc)R(X509_free));
         return have;
     }
     return (STACK_OF(X509) *)certs;
