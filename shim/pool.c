@@ -340,6 +340,23 @@ void pool_discard(const struct key *k, const SSL_SESSION *sess)
     unlock_and_free(&d);
 }
 
+void pool_forget(const struct key *k)
+{
+    struct dropped d = {0};
+    struct server *sv;
+    pthread_mutex_lock(&lock);
+    HASH_FIND_BYHASHVALUE(hh, servers, k->bytes, k->len, k->hash, sv);
+    if (sv != NULL) {
+        for (unsigned i = 0; i < sv->n13; i++)
+            drop(&d, sv->t13[i], ST_EVICTED);
+        sv->n13 = 0;
+        if (sv->t12.sess != NULL)
+            drop(&d, sv->t12, ST_EVICTED);
+        sv->t12 = (struct pooled){0};
+    }
+    unlock_and_free(&d);
+}
+
 unsigned pool_generation(void)
 {
     return __atomic_load_n(&generation, __ATOMIC_RELAXED);
