@@ -198,6 +198,10 @@ void pool_put(const struct key *k, struct pooled p, unsigned gen);
 /* Removes a TLS 1.3 ticket the application reuses itself: from one
  * server's pool, or (k NULL) from every pool; and keeps it out for good. */
 void pool_discard(const struct key *k, const SSL_SESSION *sess);
+/* The same for a ticket the application took (SSL_get1_session), as one
+ * its new-session callback kept: out of every pool for good, but a
+ * reservation for the store stays (pool_reserve). */
+void pool_took(const struct key *k, const SSL_SESSION *sess);
 /* A TLS 1.3 ticket the application keeps for itself (its new-session
  * callback returned 1). With a store, it is published there at exit unless
  * the application offered or serialized it meanwhile: a program that runs

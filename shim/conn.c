@@ -541,6 +541,18 @@ void conn_app_took(SSL *s, SSL_SESSION *sess)
     struct conn *c = get(s);
     if (c == NULL || c->key.len == 0 || sess == NULL || !session_is_tls13(sess))
         return;
+    /* A program that takes each ticket for a cache of its own (links2
+     * does) keeps it as one its new-session callback kept: with a store,
+     * the copy reserved for it is still written there at exit, unless the
+     * program offers or serializes the ticket first; a program run once
+     * per request never offers what it took. */
+    if (c->latest.sess != NULL && session_same_ticket(c->latest.sess, sess) &&
+        c->latest_reserved) {
+        c->latest_reserved = false;
+        pooled_free(&c->latest);
+        pool_took(&c->key, sess);
+        return;
+    }
     if (c->latest.sess != NULL && session_same_ticket(c->latest.sess, sess))
         drop_latest(c);
     for (unsigned i = 0; i < c->n_held;) {

@@ -322,13 +322,14 @@ static void discard_from(struct server *sv, const SSL_SESSION *sess, struct drop
     }
 }
 
-void pool_discard(const struct key *k, const SSL_SESSION *sess)
+static void discard(const struct key *k, const SSL_SESSION *sess, bool keep_reserved)
 {
     struct dropped d = {0};
     uint64_t digest = ticket_digest(sess);
     pthread_mutex_lock(&lock);
     disown(digest);
-    unreserve(digest);
+    if (!keep_reserved)
+        unreserve(digest);
     struct server *sv, *tmp;
     if (k != NULL) {
         HASH_FIND_BYHASHVALUE(hh, servers, k->bytes, k->len, k->hash, sv);
@@ -338,6 +339,16 @@ void pool_discard(const struct key *k, const SSL_SESSION *sess)
         HASH_ITER(hh, servers, sv, tmp) discard_from(sv, sess, &d);
     }
     unlock_and_free(&d);
+}
+
+void pool_discard(const struct key *k, const SSL_SESSION *sess)
+{
+    discard(k, sess, false);
+}
+
+void pool_took(const struct key *k, const SSL_SESSION *sess)
+{
+    discard(k, sess, true);
 }
 
 void pool_forget(const struct key *k)

@@ -309,6 +309,13 @@ same_output() {
     done
 }
 
+@test "links2 -dump, one process per request, with the store (it takes each ticket with SSL_get1_session)" {
+    local v
+    for v in 13 12; do
+        per_process nginx$v $((N - 1)) env SSL_CERT_FILE="$CA" links2 -dump https://localhost:@PORT@/
+    done
+}
+
 @test "PHP, one process per request, with the store (its verify callback sees the stored chain)" {
     per_process nginx13 $((N - 1)) "${PHP[@]}" "$P/fetch.php" localhost @PORT@ 1 "$CA"
     per_process nginx12 $((N - 1)) "${PHP[@]}" "$P/fetch.php" localhost @PORT@ 1 "$CA"
