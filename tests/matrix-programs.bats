@@ -209,16 +209,27 @@ wrk_run() {
     wrk_full=$((${c#* } - ${c% *}))
 }
 
-@test "wrk: its own resumption (SSL_clear, same session), unchanged by the shim" {
+@test "wrk: its own resumption (SSL_clear, same session), unchanged by the shim, and counted" {
     local v
     for v in 13 12; do
         # One full handshake per wrk connection, every reconnection resumed.
         wrk_run nginx-close$v
         [ "$wrk_conns" -gt 100 ]
         assert_equal "$wrk_full" 2
-        wrk_run nginx-close$v LD_PRELOAD="$PRELOAD"
+        wrk_run nginx-close$v LD_PRELOAD="$PRELOAD" RESUMESHIM_STATS=1
         [ "$wrk_conns" -gt 100 ]
         assert_equal "$wrk_full" 2
+        # The shim's counters agree with the server: every handshake and
+        # every resumption, though wrk offered each session itself (each of
+        # the 2 connections may have had one more under way as wrk stopped,
+        # which the server never logged).
+        local stats shakes resumed
+        stats=$(grep '^resumeshim\[' <<< "$output")
+        shakes=$(sed -n 's/.* handshakes=\([0-9]*\) .*/\1/p' <<< "$stats")
+        resumed=$(sed -n 's/.* resumed=\([0-9]*\) .*/\1/p' <<< "$stats")
+        assert_equal "$(sed -n 's/.* offered=\([0-9]*\) .*/\1/p' <<< "$stats")" 0
+        [ "$shakes" -ge "$wrk_conns" ] && [ "$shakes" -le $((wrk_conns + 2)) ]
+        [ "$resumed" -ge $((wrk_conns - 2)) ] && [ "$resumed" -le "$wrk_conns" ]
     done
 }
 
