@@ -45,7 +45,8 @@
  *                     response signed by the responder named CN); prints
  *                     "status_calls=C stapled=S distinct=D": how often it
  *                     ran, how often it found a staple, and how many
- *                     different staples it found
+ *                     different staples it found; the program fails when
+ *                     SSL_CTX_get_tlsext_status_cb returns another callback
  *   --ocsp-request    ask the server for a stapled OCSP response
  *   --pin F           the callbacks above also require the server's
  *                     certificate to be the one in PEM file F (found through
@@ -305,6 +306,14 @@ static SSL_CTX *make_ctx(const struct profile *p)
     if (p->ocsp_cb) {
         SSL_CTX_set_tlsext_status_cb(ctx, ocsp_cb);
         SSL_CTX_set_tlsext_status_arg(ctx, (void *)p);
+        /* the callback reads back as the one set, whoever stands in for it */
+        int (*got)(SSL *, void *) = NULL;
+        SSL_CTX_get_tlsext_status_cb(ctx, &got);
+        if (got != ocsp_cb) {
+            fprintf(stderr, "client: the status callback read back is not the one set\n");
+            SSL_CTX_free(ctx);
+            return NULL;
+        }
     }
     if (p->ocsp_request)
         SSL_CTX_set_tlsext_status_type(ctx, TLSEXT_STATUSTYPE_ocsp);

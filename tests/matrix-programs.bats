@@ -320,6 +320,13 @@ same_output() {
     done
 }
 
+@test "curl --cert-status, one process per request, with the store: it finds the staple on resumed connections" {
+    # curl checks after the handshake that a valid staple came, and fails
+    # the transfer without one. TLS 1.3 only: curl turns TLS 1.2 tickets off.
+    per_process nginx-staple13 $((N - 1)) curl -sS --cert-status --cacert "$CA" \
+        https://localhost:@PORT@/
+}
+
 @test "links2 -dump, one process per request, with the store (it takes each ticket with SSL_get1_session)" {
     local v
     for v in 13 12; do
