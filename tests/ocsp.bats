@@ -156,6 +156,22 @@ offered_by() { sed -n "s/^conn=$1 .*offered=//p" "$SLOG"; }
     done
 }
 
+@test "a handshake inside the first SSL_write: TLS 1.3 resumes, TLS 1.2 (judged only after it) is not offered" {
+    start_psk --tls13 --staple "$BATS_FILE_TMPDIR/good.der"
+    run ocsp_client --ocsp-cb any --mode write --n 4
+    assert_success
+    assert_equal "$(resumed)" 3
+    start_psk --tls12 --staple "$BATS_FILE_TMPDIR/good.der"
+    run ocsp_client --ocsp-cb any --mode write --n 4
+    assert_success
+    assert_equal "$(offers)" 0
+    # the same program with a callback that judges nothing resumes
+    start_psk --tls12 --staple "$BATS_FILE_TMPDIR/good.der"
+    run with_shim "$CLIENT" --cafile "$CA" --ocsp-request --mode write --n 4 "$PORT"
+    assert_success
+    assert_equal "$(resumed)" 3
+}
+
 @test "a session earned without asking for a staple is not offered to a connection that asks" {
     start_psk --tls13 --staple "$BATS_FILE_TMPDIR/good.der"
     run with_shim "$CLIENT" --n 6 --cafile "$CA" --ocsp-cb any \
