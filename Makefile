@@ -45,6 +45,7 @@ tests/bin/%: tests/%.c | build
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lssl -lcrypto -lpthread
 
 tests/bin/pskserver tests/bin/vhostserver tests/bin/delayrelay tests/bin/policyserver: tests/listen.h
+tests/bin/client tests/bin/client-static tests/bin/pskserver: tests/libctx.h
 
 # The same client linked statically: a program the shim cannot reach. The
 # linker's warnings about getaddrinfo and dlopen in static programs do not

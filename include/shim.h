@@ -16,6 +16,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>
 
+struct algs; /* algs.c */
 typedef int (*shim_new_session_cb)(SSL *s, SSL_SESSION *sess);
 typedef int (*shim_cert_verify_cb)(X509_STORE_CTX *store, void *arg);
 typedef int (*shim_status_cb)(SSL *s, void *arg);
@@ -72,7 +73,9 @@ void config_load(void);
 
 /* log.c */
 enum { LOG_OFF, LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
-void log_open(const char *path);
+/* Logs to the regular file at path from now on; NULL, or why it is
+ * refused (logging stays on stderr). */
+const char *log_open(const char *path);
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #define LOG(level, ...)                                                        \
     do {                                                                       \
@@ -188,9 +191,10 @@ struct pooled {
     bool app;               /* a TLS 1.3 ticket the application keeps */
 };
 void pooled_free(struct pooled *p);
-/* Takes the session to offer. TLS 1.3 tickets leave the pool; a TLS 1.2
- * session stays and the caller receives an extra reference (it must offer a
- * copy). *sess is NULL when there is nothing valid. */
+/* Takes the session to offer, from memory, else from the store. TLS 1.3
+ * tickets leave the pool; a TLS 1.2 session stays and the caller receives an
+ * extra reference (it must offer a copy). *sess is NULL when there is
+ * nothing valid. */
 void pool_take(const struct key *k, time_t now, struct pooled *out);
 /* Adds a session the pool now owns; dropped when gen is not the current
  * fork generation (a parent's connection seen in a child). */
@@ -210,7 +214,8 @@ void pool_reserve(const struct key *k, struct pooled p, unsigned gen);
 /* Cancels the reservation of a ticket that is going its ordinary way after
  * all (unlike pool_discard, it stays welcome in the pool). */
 void pool_unreserve(const SSL_SESSION *sess);
-/* At exit: publishes the reserved tickets. */
+/* At exit: writes to the store what this process leaves: the reserved
+ * tickets and the pools' sessions. */
 void pool_flush(void);
 /* Drops every session of a server (the application refused it). */
 void pool_forget(const struct key *k);
@@ -254,18 +259,20 @@ time_t ocsp_valid_until(const unsigned char *der, size_t len);
 struct stored;
 void store_init(const char *dir);
 bool store_on(void);
+/* Takes a session from the store: a TLS 1.3 ticket leaves it. */
 void store_take(const struct key *k, time_t now, struct pooled *out);
-/* True when stored: the store then owns p's references. */
-bool store_put(const struct key *k, struct pooled *p);
 /* Removes a key's entry (the application refused the server). */
 void store_forget(const struct key *k);
 void store_atfork_prepare(void);
 void store_atfork_parent(void);
 void store_atfork_child(void);
-/* A session encoded and named now, to be written later by store_write,
- * which calls no OpenSSL function (it may run after OpenSSL's cleanup). */
+/* A session encoded and named now (NULL when it cannot be), to be written
+ * later by store_write, which calls no OpenSSL function (it may run after
+ * OpenSSL's cleanup). Freed with free(). */
 struct stored *store_encode(const struct key *k, const struct pooled *p);
-void store_write(struct stored *const *list, unsigned n);
+/* Adds the sessions to the store, in one operation; the list is given
+ * oldest first, and reordered. */
+void store_write(struct stored **list, unsigned n);
 typedef bool (*store_update)(const char *in, size_t len, char *out, size_t *out_len, void *arg);
 bool store_rewrite(const char *name, size_t max, store_update update, void *arg);
 
@@ -282,7 +289,8 @@ int64_t ring_epoch(time_t now);
 int64_t ring_name_epoch(const unsigned char name[16]);
 /* The keys of one configuration (its fingerprint) for a period: the current
  * one (made when create), or the previous one (decryption only). */
-bool ring_keys(const unsigned char conf[32], int64_t epoch, bool create, struct ticket_key *k);
+bool ring_keys(const struct algs *algs, const unsigned char conf[32], int64_t epoch, bool create,
+               struct ticket_key *k);
 
 /* server.c: the ticket-key callback on server contexts. */
 void server_init(void);
@@ -293,6 +301,17 @@ void server_remove(SSL_CTX *ctx);
  * OpenSSL calls that itself as a handshake starts.) */
 void server_begin(SSL *s);
 
+/* appsess.c: a client handshake that starts with a session the shim did
+ * not offer runs on a private copy of it where the shim's cache-mode bit
+ * would mark it not resumable; the application keeps seeing its own. */
+void appsess_init(void);
+/* The handshake starts with the connection's session own. */
+void appsess_begin(SSL *s, SSL_SESSION *own);
+/* The application sets a session (or none) itself. */
+void appsess_forget(SSL *s);
+/* The session to show the application for the connection's real one. */
+SSL_SESSION *appsess_shown(const SSL *s, SSL_SESSION *real);
+
 /* session.c: properties of sessions. */
 bool session_is_tls13(const SSL_SESSION *sess);
 bool session_same_ticket(const SSL_SESSION *a, const SSL_SESSION *b);
@@ -301,15 +320,40 @@ time_t session_expiry(const SSL_SESSION *sess, time_t born, X509 *own_cert);
 #define MAX_TICKET_BYTES 8192
 #define MAX_LIFETIME (7 * 24 * 3600)
 
+/* algs.c: the algorithms the shim computes with, from the library context
+ * and property query of the SSL_CTX they serve. */
+struct algs {
+    OSSL_LIB_CTX *libctx;
+    char *propq;
+    EVP_MD *sha256, *sha1;
+    EVP_CIPHER *aes; /* AES-256-CBC: the server mode's tickets */
+    EVP_MAC *hmac;
+};
+/* NULL when the library context lacks any of them. */
+struct algs *algs_fetch(OSSL_LIB_CTX *libctx, const char *propq);
+void algs_free(struct algs *a);
+/* The default library context's, for what serves no one context (the
+ * store's file names, trust-store fingerprints' lookups). */
+const struct algs *algs_default(void);
+/* False for a NULL a, or when the computation fails. */
+bool algs_sha256(const struct algs *a, const void *data, size_t len, unsigned char out[32]);
+bool algs_hmac256(const struct algs *a, const unsigned char key[32], const void *data,
+                  size_t len, unsigned char out[32]);
+
 /* ctx.c: per-SSL_CTX state; the shim's new-session callback and the cache
  * mode bits it adds, hidden from the application. */
 void ctx_init(void);
-void ctx_setup(SSL_CTX *ctx);
+void ctx_setup(SSL_CTX *ctx, OSSL_LIB_CTX *libctx, const char *propq);
+/* The algorithms of the context's library context; NULL when it has none
+ * (nothing is then computed for it: no resumption, no server tickets). */
+const struct algs *ctx_algs(SSL_CTX *ctx);
 /* A client handshake starts on ctx. */
 void ctx_connecting(SSL_CTX *ctx);
 bool ctx_cache_mode(SSL_CTX *ctx, int cmd, long larg, long *ret);
 bool ctx_set_app_cb(SSL_CTX *ctx, shim_new_session_cb cb);
 bool ctx_get_app_cb(SSL_CTX *ctx, shim_new_session_cb *cb);
+/* Whether SSL_SESS_CACHE_CLIENT is on only because the shim put it there. */
+bool ctx_adds_client_cache(SSL_CTX *ctx);
 /* The application manages the context's ticket keys itself. */
 void ctx_own_tickets(SSL_CTX *ctx);
 /* Whether the context's tickets are the server mode's. */

@@ -32,6 +32,8 @@ int record_parse(const char *buf, size_t len, char server[HEX_LEN + 1], struct r
  * (HEX_LEN + 40, RECORD_MAX_LINE). Return the bytes written. */
 size_t record_header(char *out, const char server[HEX_LEN + 1]);
 size_t record_line(char *out, const struct record *r);
+/* The bytes record_line writes for r. */
+size_t record_line_len(const struct record *r);
 
 /* out needs 4 * ((len + 2) / 3) bytes; decoding needs 3 * len / 4. */
 size_t b64_encode(const unsigned char *in, size_t len, char *out);

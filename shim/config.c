@@ -78,8 +78,12 @@ void config_load(void)
 {
     /* The log destination and level come first so that the warnings about
      * the other variables go where the user asked. */
-    log_open(secure_getenv("RESUMESHIM_LOG_FILE"));
+    const char *log_file = secure_getenv("RESUMESHIM_LOG_FILE");
+    const char *refused = log_open(log_file);
     level();
+    if (refused != NULL)
+        LOG(LOG_WARN, "RESUMESHIM_LOG_FILE='%s' is refused (%s); logging to stderr", log_file,
+            refused);
     long pool = cfg.pool_size;
     number("RESUMESHIM_POOL_SIZE", 1, 64, &pool);
     cfg.pool_size = (int)pool;

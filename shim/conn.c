@@ -103,7 +103,8 @@ static void publish(struct conn *c, struct pooled p)
 static void settle_latest(struct conn *c)
 {
     if (c->latest.sess != NULL && c->done && c->used && c->verified) {
-        unreserve_latest(c);
+        /* The pool ends its reservation (pool_put) and keeps its encoding. */
+        c->latest_reserved = false;
         publish(c, c->latest);
         c->latest = (struct pooled){0};
     }
@@ -273,6 +274,7 @@ void conn_begin(SSL *s, bool client, enum io io)
          * the same ticket to another connection. */
         if (c->key.len != 0 && session_is_tls13(own))
             pool_discard(&c->key, own);
+        appsess_begin(s, own);
         return;
     }
     if (c->key.len != 0)
@@ -474,13 +476,17 @@ void conn_session(SSL *s, SSL_SESSION *sess, bool app_kept)
          * SSL_clear (wrk does). It waits on the connection until that is
          * ruled out; the one it displaces goes on. */
         stamp(c, s, &p);
-        unreserve_latest(c);
         struct pooled prev = c->latest;
+        bool prev_reserved = c->latest_reserved;
         c->latest = p;
+        c->latest_reserved = false;
         reserve_latest(c);
         if (prev.sess == NULL)
             return;
         p = prev;
+        /* Published below, the pool ends its reservation itself. */
+        if (prev_reserved && !(c->used && c->verified))
+            pool_unreserve(p.sess);
     }
     if (c->done && c->used && c->verified) {
         publish_now(c, s, p);

@@ -19,6 +19,8 @@ struct ctx_state {
     bool client_only;       /* method can only connect */
     bool connects;          /* seen connecting, before it ever accepted */
     bool tickets;           /* its ticket keys are the server mode's */
+    bool own_algs;          /* its library context is not the default */
+    struct algs *algs;      /* with own_algs; NULL: none could be fetched */
     struct recorded rec;
 };
 
@@ -28,7 +30,10 @@ static void free_state(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, lon
                        void *argp)
 {
     (void)parent, (void)ad, (void)idx, (void)argl, (void)argp;
-    free(ptr);
+    struct ctx_state *st = ptr;
+    if (st != NULL)
+        algs_free(st->algs);
+    free(st);
 }
 
 void ctx_init(void)
@@ -75,7 +80,7 @@ static void set_app_mode(SSL_CTX *ctx, struct ctx_state *st, long mode)
     R(SSL_CTX_ctrl)(ctx, SSL_CTRL_SET_SESS_CACHE_MODE, mode | st->added, NULL);
 }
 
-void ctx_setup(SSL_CTX *ctx)
+void ctx_setup(SSL_CTX *ctx, OSSL_LIB_CTX *libctx, const char *propq)
 {
     if (ctx == NULL || state(ctx) != NULL)
         return; /* SSL_CTX_new reaches SSL_CTX_new_ex through our hook too */
@@ -84,17 +89,35 @@ void ctx_setup(SSL_CTX *ctx)
         return;
     const SSL_METHOD *m = R(SSL_CTX_get_ssl_method)(ctx);
     st->client_only = m == R(TLS_client_method)() || m == R(DTLS_client_method)();
+    /* Fetched now, while only this thread knows the context. */
+    st->own_algs = libctx != NULL || propq != NULL;
+    if (st->own_algs)
+        st->algs = algs_fetch(libctx, propq);
     if (R(SSL_CTX_set_ex_data)(ctx, ctx_index, st) != 1) {
+        algs_free(st->algs);
         free(st);
         return;
     }
     st->app_cb = R(SSL_CTX_sess_get_new_cb)(ctx);
     set_app_mode(ctx, st, app_mode(ctx, st));
     R(SSL_CTX_sess_set_new_cb)(ctx, new_session);
-    if (cfg.server && !st->client_only)
+    /* Where the shim cannot compute, OpenSSL keeps its own ticket keys. */
+    if (cfg.server && !st->client_only && ctx_algs(ctx) != NULL)
         st->tickets = getrandom(st->rec.identity, sizeof st->rec.identity, GRND_NONBLOCK) ==
                           sizeof st->rec.identity &&
                       server_install(ctx);
+}
+
+const struct algs *ctx_algs(SSL_CTX *ctx)
+{
+    struct ctx_state *st = state(ctx);
+    return st != NULL && st->own_algs ? st->algs : algs_default();
+}
+
+bool ctx_adds_client_cache(SSL_CTX *ctx)
+{
+    struct ctx_state *st = state(ctx);
+    return st != NULL && (__atomic_load_n(&st->added, __ATOMIC_RELAXED) & SSL_SESS_CACHE_CLIENT);
 }
 
 bool ctx_server_tickets(SSL_CTX *ctx)

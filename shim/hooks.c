@@ -55,7 +55,7 @@ EXPORT SSL_CTX *SSL_CTX_new_ex(OSSL_LIB_CTX *libctx, const char *propq, const SS
     bool on = shim_active();
     SSL_CTX *ctx = ossl_SSL_CTX_new_ex(libctx, propq, meth);
     if (on)
-        ctx_setup(ctx);
+        ctx_setup(ctx, libctx, propq);
     return ctx;
 }
 
@@ -65,7 +65,7 @@ EXPORT SSL_CTX *SSL_CTX_new(const SSL_METHOD *meth)
     bool on = shim_active();
     SSL_CTX *ctx = ossl_SSL_CTX_new(meth);
     if (on)
-        ctx_setup(ctx);
+        ctx_setup(ctx, NULL, NULL);
     return ctx;
 }
 
@@ -273,7 +273,16 @@ EXPORT int SSL_set_session(SSL *s, SSL_SESSION *sess)
     bool on = shim_active();
     if (on && sess != NULL && session_is_tls13(sess))
         pool_discard(NULL, sess);
+    if (on)
+        appsess_forget(s);
     return ossl_SSL_set_session(s, sess);
+}
+
+EXPORT SSL_SESSION *SSL_get_session(const SSL *s)
+{
+    REAL_OR(SSL_get_session, NULL, (s));
+    SSL_SESSION *sess = ossl_SSL_get_session(s);
+    return shim_started() ? appsess_shown(s, sess) : sess;
 }
 
 /* An application that takes a TLS 1.3 session to offer it again itself
@@ -283,9 +292,15 @@ EXPORT SSL_SESSION *SSL_get1_session(SSL *s)
     REAL_OR(SSL_get1_session, NULL, (s));
     bool on = shim_active();
     SSL_SESSION *sess = ossl_SSL_get1_session(s);
-    if (on)
-        conn_app_took(s, sess);
-    return sess;
+    if (!on)
+        return sess;
+    SSL_SESSION *shown = appsess_shown(s, sess);
+    if (shown != sess) {
+        R(SSL_SESSION_up_ref)(shown);
+        R(SSL_SESSION_free)(sess);
+    }
+    conn_app_took(s, shown);
+    return shown;
 }
 
 /* A session the application serializes may be offered again by a later

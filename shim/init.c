@@ -67,6 +67,7 @@ static void init_once(void)
         return;
     ctx_init();
     conn_init();
+    appsess_init();
     ocsp_init();
     key_init();
     if (cfg.server)

@@ -30,6 +30,7 @@ static pthread_mutex_t store_lock = PTHREAD_MUTEX_INITIALIZER;
 struct fingerprint {
     bool valid;
     bool any_dirs;
+    bool dirs_failed; /* a location could not be digested: no fingerprint */
     unsigned char md[32];
     unsigned char dirs[32];
 };
@@ -88,15 +89,15 @@ static int cmp_sig(const void *a, const void *b)
  * A signature names its object as surely as a digest of the whole DER (it
  * is made over everything else in it) and is already decoded: a system
  * bundle of 145 certificates is fingerprinted without re-encoding any. */
-static bool fingerprint_objects(X509_STORE *store, unsigned char md[32])
+static bool fingerprint_objects(X509_STORE *store, const struct algs *algs, unsigned char md[32])
 {
     R(X509_STORE_lock)(store);
     const OPENSSL_STACK *objs = (const OPENSSL_STACK *)R(X509_STORE_get0_objects)(store);
     int n = objs != NULL ? R(OPENSSL_sk_num)(objs) : 0;
     struct sig *sigs = malloc((size_t)(n > 0 ? n : 1) * sizeof *sigs);
     EVP_MD_CTX *mdctx = R(EVP_MD_CTX_new)();
-    bool ok = sigs != NULL && mdctx != NULL &&
-              R(EVP_DigestInit_ex)(mdctx, R(EVP_sha256)(), NULL) == 1;
+    bool ok = sigs != NULL && mdctx != NULL && algs != NULL &&
+              R(EVP_DigestInit_ex)(mdctx, algs->sha256, NULL) == 1;
     size_t used = 0;
     for (int i = 0; ok && i < n; i++) {
         const X509_OBJECT *o = R(OPENSSL_sk_value)(objs, i);
@@ -140,14 +141,14 @@ static struct fingerprint *store_state(X509_STORE *store)
     return fp;
 }
 
-static bool store_fingerprint(X509_STORE *store, unsigned char md[64])
+static bool store_fingerprint(X509_STORE *store, const struct algs *algs, unsigned char md[64])
 {
     bool ok = false;
     pthread_mutex_lock(&store_lock);
     struct fingerprint *fp = store_state(store);
     if (fp != NULL && !fp->valid)
-        fp->valid = fingerprint_objects(store, fp->md);
-    if (fp != NULL && fp->valid) {
+        fp->valid = fingerprint_objects(store, algs, fp->md);
+    if (fp != NULL && fp->valid && !fp->dirs_failed) {
         memcpy(md, fp->md, sizeof fp->md);
         memcpy(md + 32, fp->dirs, sizeof fp->dirs);
         ok = true;
@@ -201,8 +202,9 @@ void key_store_lookup(X509_STORE *store, int cmd, const char *where)
         memcpy(buf, fp->dirs, 32);
         memcpy(buf + 32, &cmd, sizeof cmd);
         memcpy(buf + 32 + sizeof cmd, where != NULL ? where : "", len);
-        if (R(EVP_Digest)(buf, 32 + sizeof cmd + len, fp->dirs, NULL, R(EVP_sha256)(), NULL) != 1)
-            memset(fp->dirs, 0xff, sizeof fp->dirs);
+        /* No context is at hand here: the default library context's. */
+        if (!algs_sha256(algs_default(), buf, 32 + sizeof cmd + len, fp->dirs))
+            fp->dirs_failed = true;
         fp->any_dirs = true;
         fp->valid = false;
     }
@@ -224,12 +226,12 @@ void key_atfork_child(void)
     pthread_mutex_init(&store_lock, NULL);
 }
 
-static void put_store(struct key *k, char tag, X509_STORE *store)
+static void put_store(struct key *k, char tag, X509_STORE *store, const struct algs *algs)
 {
     unsigned char md[64];
     if (store == NULL)
         put(k, tag, "", 0);
-    else if (store_fingerprint(store, md))
+    else if (store_fingerprint(store, algs, md))
         put(k, tag, md, sizeof md);
     else
         k->len = 0;
@@ -324,14 +326,14 @@ static void put_ciphers(struct key *k, SSL *s)
     put(k, 'c', ids, (size_t)n * sizeof *ids);
 }
 
-static void put_own_cert(struct key *k, SSL *s)
+static void put_own_cert(struct key *k, SSL *s, const struct algs *algs)
 {
     X509 *cert = R(SSL_get_certificate)(s);
     unsigned char md[SHA_DIGEST_LENGTH];
     unsigned len = 0;
     if (cert == NULL)
         put(k, 'k', "", 0);
-    else if (R(X509_digest)(cert, R(EVP_sha1)(), md, &len) == 1)
+    else if (algs != NULL && R(X509_digest)(cert, algs->sha1, md, &len) == 1)
         put(k, 'k', md, len);
     else
         k->len = 0;
@@ -406,11 +408,12 @@ void key_build(SSL *s, const struct recorded *conn, const struct recorded *ctx_r
     k->reverify = reverify_needed(s, ctx_rec);
     put_num(k, 'J', k->reverify);
     put_verify_param(k, s);
-    put_store(k, 's', R(SSL_CTX_get_cert_store)(ctx));
+    const struct algs *algs = ctx_algs(ctx);
+    put_store(k, 's', R(SSL_CTX_get_cert_store)(ctx), algs);
     X509_STORE *own = NULL;
     R(SSL_ctrl)(s, SSL_CTRL_GET_VERIFY_CERT_STORE, 0, &own);
-    put_store(k, 'S', own);
-    put_own_cert(k, s);
+    put_store(k, 'S', own, algs);
+    put_own_cert(k, s, algs);
     put_recorded(k, conn, ctx_rec);
     put_ciphers(k, s);
     k->hash = pool_key_hash(k->bytes, k->len);
@@ -421,16 +424,16 @@ void key_build(SSL *s, const struct recorded *conn, const struct recorded *ctx_r
  * client's ticket, so the current one alone would differ between issuing
  * a ticket and accepting it. Walking them moves the connection's own
  * current-certificate pointer, which is put back. */
-static void put_server_certs(struct key *k, SSL *s)
+static void put_server_certs(struct key *k, SSL *s, const struct algs *algs)
 {
     X509 *current = R(SSL_get_certificate)(s);
     if (current == NULL || R(SSL_get_privatekey)(s) == NULL) {
-        put_own_cert(k, s);
+        put_own_cert(k, s, algs);
         return;
     }
     for (long op = SSL_CERT_SET_FIRST; R(SSL_ctrl)(s, SSL_CTRL_SET_CURRENT_CERT, op, NULL) == 1;
          op = SSL_CERT_SET_NEXT)
-        put_own_cert(k, s);
+        put_own_cert(k, s, algs);
     bool back = false;
     for (long op = SSL_CERT_SET_FIRST;
          !back && R(SSL_ctrl)(s, SSL_CTRL_SET_CURRENT_CERT, op, NULL) == 1;
@@ -445,7 +448,9 @@ bool key_server_conf(SSL *s, const struct recorded *conn, const struct recorded 
 {
     struct key k = {.len = 1};
     k.bytes[0] = 2; /* a server configuration, never equal to a client key */
-    put_server_certs(&k, s);
+    SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
+    const struct algs *algs = ctx_algs(ctx);
+    put_server_certs(&k, s, algs);
     put_num(&k, '<', (uint64_t)R(SSL_ctrl)(s, SSL_CTRL_GET_MIN_PROTO_VERSION, 0, NULL));
     put_num(&k, '>', (uint64_t)R(SSL_ctrl)(s, SSL_CTRL_GET_MAX_PROTO_VERSION, 0, NULL));
     /* OpenSSL fails a TLS 1.2 resumption outright when the session's
@@ -464,13 +469,12 @@ bool key_server_conf(SSL *s, const struct recorded *conn, const struct recorded 
         if (rec->sid_len == 0)
             return false;
         /* Whom the server accepts as a client. */
-        SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
         put_num(&k, 'D', (uint64_t)(int64_t)R(SSL_get_verify_depth)(s));
         put_verify_param(&k, s);
-        put_store(&k, 's', R(SSL_CTX_get_cert_store)(ctx));
+        put_store(&k, 's', R(SSL_CTX_get_cert_store)(ctx), algs);
         X509_STORE *own = NULL;
         R(SSL_ctrl)(s, SSL_CTRL_GET_VERIFY_CERT_STORE, 0, &own);
-        put_store(&k, 'S', own);
+        put_store(&k, 'S', own, algs);
         put_usage(&k, conn, ctx_rec);
         /* A callback may decide by anything: its argument, the context's
          * app data (tests/policyserver.c). Its context's tickets are its
@@ -482,5 +486,5 @@ bool key_server_conf(SSL *s, const struct recorded *conn, const struct recorded 
             put(&k, 'I', ctx_rec->identity, sizeof ctx_rec->identity);
         }
     }
-    return k.len != 0 && R(EVP_Digest)(k.bytes, k.len, conf, NULL, R(EVP_sha256)(), NULL) == 1;
+    return k.len != 0 && algs_sha256(algs, k.bytes, k.len, conf);
 }

@@ -1,9 +1,12 @@
 /* Logging and the exit summary. Always to stderr or a file the user named,
  * never stdout: the host program's output is not ours to touch. One write(2)
  * per line so lines from threads and processes do not interleave. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "shim.h"
@@ -11,15 +14,27 @@
 static int log_fd = STDERR_FILENO;
 static unsigned long counters[ST_COUNT];
 
-void log_open(const char *path)
+const char *log_open(const char *path)
 {
     if (path == NULL || *path == '\0')
-        return;
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    if (fd >= 0)
+        return NULL;
+    /* A symbolic link planted under the name would have the program, root's
+     * too, append to whatever it points at; opening a FIFO for writing
+     * waits for a reader, which would hang the program in its first
+     * OpenSSL call. Only a regular file is taken. */
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+                  0600);
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
         log_fd = fd;
-    else
-        log_msg(LOG_WARN, "cannot open RESUMESHIM_LOG_FILE='%s'; logging to stderr", path);
+        return NULL;
+    }
+    const char *why = fd >= 0 || errno == ENXIO ? "not a regular file"
+                      : errno == ELOOP          ? "a symbolic link"
+                                                : strerror(errno);
+    if (fd >= 0)
+        close(fd);
+    return why;
 }
 
 void log_msg(int level, const char *fmt, ...)

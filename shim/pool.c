@@ -7,7 +7,13 @@
  * session not resumable at the end of the handshake), so an offer takes one
  * out and concurrent handshakes to one server each get their own. A TLS 1.2
  * session may be resumed many times; one is kept per server and each offer
- * gets a copy. */
+ * gets a copy.
+ *
+ * With a store, the pools still serve their own process first: the store is
+ * asked only by a connection that finds nothing here, and hears of the
+ * sessions this process will not use itself: those beyond a pool, in
+ * batches, and at exit all that are left. A TLS 1.3 ticket is therefore
+ * either in one process's memory or in the store, never both. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,11 +22,19 @@
 
 #include "shim.h"
 
+/* A session and, with a store, its encoded form, made when it entered the
+ * pool: the exit flush may run after OpenSSL's own cleanup, and writes it
+ * without an OpenSSL call. */
+struct slot {
+    struct pooled p;
+    struct stored *st;      /* NULL: no store, or it is there already */
+};
+
 struct server {
     UT_hash_handle hh;
-    struct pooled t12;      /* .sess NULL when none */
+    struct slot t12;        /* .p.sess NULL when none */
     unsigned n13;           /* tickets in t13, newest first */
-    struct pooled *t13;     /* cfg.pool_size slots */
+    struct slot *t13;       /* cfg.pool_size slots */
     unsigned refusals;      /* offers refused in a row */
     unsigned skip;          /* connections left to go without an offer */
     size_t keylen;
@@ -66,6 +80,13 @@ static struct reserved {
 } reserved[RESERVED];
 static unsigned n_reserved;
 
+/* Sessions on their way to the store, oldest first: written once there are
+ * a pool's worth, so that a server that hands out more tickets than a
+ * connection uses costs one store operation per pool, not per connection. */
+#define OUTBOX 64
+static struct stored *outbox[OUTBOX];
+static unsigned n_outbox;
+
 static void bury(struct pooled p)
 {
     struct pooled *g = realloc(graveyard, (graveyard_n + 1) * sizeof *g);
@@ -75,13 +96,31 @@ static void bury(struct pooled p)
     graveyard[graveyard_n++] = p;
 }
 
-static void drop(struct dropped *d, struct pooled p, enum counter why)
+static void let_go(struct dropped *d, struct pooled p)
 {
-    stat_add(why);
     if (d->n < sizeof d->p / sizeof *d->p)
         d->p[d->n++] = p;
     else
         bury(p);
+}
+
+static void drop(struct dropped *d, struct slot s, enum counter why)
+{
+    stat_add(why);
+    free(s.st);
+    let_go(d, s.p);
+}
+
+/* Under the lock: a session this process will not use goes to the store,
+ * when there is one and room on the way. */
+static void send_off(struct dropped *d, struct slot s)
+{
+    if (s.st != NULL && !flushed && n_outbox < OUTBOX) {
+        outbox[n_outbox++] = s.st;
+        let_go(d, s.p);
+    } else {
+        drop(d, s, ST_EVICTED);
+    }
 }
 
 static void unlock_and_free(struct dropped *d)
@@ -124,18 +163,27 @@ static void disown(uint64_t digest)
         disowned[disowned_next++ % DISOWNED] = digest;
 }
 
-/* Under the lock; the others keep their order (oldest first). */
-static void unreserve(uint64_t digest)
+/* Under the lock: removes a ticket's reservation and hands over its
+ * encoding (NULL: none); the others keep their order (oldest first). */
+static struct stored *take_reserved(uint64_t digest)
 {
+    struct stored *st = NULL;
     for (unsigned i = 0; i < n_reserved;) {
         if (reserved[i].digest == digest) {
-            free(reserved[i].st);
+            free(st);
+            st = reserved[i].st;
             memmove(&reserved[i], &reserved[i + 1], (n_reserved - i - 1) * sizeof *reserved);
             n_reserved--;
         } else {
             i++;
         }
     }
+    return st;
+}
+
+static void unreserve(uint64_t digest)
+{
+    free(take_reserved(digest));
 }
 
 static bool usable(const struct pooled *p, time_t now)
@@ -151,10 +199,10 @@ static void remove_t13(struct server *sv, unsigned i)
 
 static void drop_server(struct server *sv, struct dropped *d)
 {
-    for (unsigned i = 0; i < sv->n13; i++)
-        drop(d, sv->t13[i], ST_EVICTED);
-    if (sv->t12.sess != NULL)
-        drop(d, sv->t12, ST_EVICTED);
+    for (unsigned i = sv->n13; i-- > 0;)
+        send_off(d, sv->t13[i]);
+    if (sv->t12.p.sess != NULL)
+        send_off(d, sv->t12);
     if (sv->refusals > 0)
         __atomic_fetch_sub(&refusing, 1, __ATOMIC_RELAXED);
     HASH_DELETE(hh, servers, sv);
@@ -202,6 +250,15 @@ static struct server *create(const struct key *k, unsigned hv, struct dropped *d
     return sv;
 }
 
+/* Under the lock: sv's TLS 1.2 session, when it has none. */
+static void keep_t12(struct server *sv, const struct pooled *p)
+{
+    if (sv->t12.p.sess != NULL || !R(SSL_SESSION_up_ref)(p->sess))
+        return;
+    sv->t12 = (struct slot){*p, NULL};
+    sv->t12.p.chain = chain_copy(&p->chain);
+}
+
 void pool_take(const struct key *k, time_t now, struct pooled *out)
 {
     struct dropped d = {0};
@@ -214,30 +271,42 @@ void pool_take(const struct key *k, time_t now, struct pooled *out)
         unlock_and_free(&d);
         return;
     }
-    while (sv != NULL && sv->n13 > 0) {
-        struct pooled p = sv->t13[0];
+    /* After the exit flush, the tickets still here are in the store too. */
+    while (sv != NULL && sv->n13 > 0 && !flushed) {
+        struct slot s = sv->t13[0];
         remove_t13(sv, 0);
-        if (usable(&p, now)) {
-            *out = p;
+        if (usable(&s.p, now)) {
+            *out = s.p;
+            free(s.st);
             break;
         }
-        drop(&d, p, ST_EXPIRED);
+        drop(&d, s, ST_EXPIRED);
     }
-    if (sv != NULL && out->sess == NULL && sv->t12.sess != NULL) {
-        if (usable(&sv->t12, now)) {
-            *out = sv->t12;
+    if (sv != NULL && out->sess == NULL && sv->t12.p.sess != NULL) {
+        if (usable(&sv->t12.p, now)) {
+            *out = sv->t12.p;
             R(SSL_SESSION_up_ref)(out->sess);
-            out->chain = chain_copy(&sv->t12.chain);
+            out->chain = chain_copy(&sv->t12.p.chain);
         } else {
             drop(&d, sv->t12, ST_EXPIRED);
-            sv->t12 = (struct pooled){0};
+            sv->t12 = (struct slot){0};
         }
     }
     unlock_and_free(&d);
-    /* The store is asked only when this process has nothing of its own:
-     * what it holds in memory is what the store could not take. */
-    if (out->sess == NULL && store_on())
-        store_take(k, now, out);
+    if (out->sess != NULL || !store_on())
+        return;
+    store_take(k, now, out);
+    /* A TLS 1.2 session also stays in the store: a copy here serves this
+     * process's next connections without asking the store again. */
+    if (out->sess != NULL && !session_is_tls13(out->sess)) {
+        pthread_mutex_lock(&lock);
+        sv = find(k, &hv);
+        if (sv == NULL)
+            sv = create(k, hv, &d);
+        if (sv != NULL)
+            keep_t12(sv, out);
+        unlock_and_free(&d);
+    }
 }
 
 /* Some servers hand out tickets they never accept (nginx with its own
@@ -270,50 +339,76 @@ void pool_verdict(const struct key *k, bool resumed)
     unlock_and_free(&d);
 }
 
+/* Writes a batch of the outbox, outside the lock. */
+static void write_out(struct stored **batch, unsigned n)
+{
+    if (n == 0)
+        return;
+    store_write(batch, n);
+    for (unsigned i = 0; i < n; i++)
+        free(batch[i]);
+}
+
+/* Under the lock: the outbox's batch, once it holds a pool's worth. */
+static unsigned take_batch(struct stored **batch)
+{
+    unsigned n = n_outbox >= (unsigned)cfg.pool_size ? n_outbox : 0;
+    memcpy(batch, outbox, n * sizeof *batch);
+    n_outbox -= n;
+    return n;
+}
+
 void pool_put(const struct key *k, struct pooled p, unsigned gen)
 {
     struct dropped d = {0};
-    pthread_mutex_lock(&lock);
     bool tls13 = session_is_tls13(p.sess);
     uint64_t digest = tls13 ? ticket_digest(p.sess) : 0;
-    bool wanted = gen == generation && !(tls13 && is_disowned(digest));
-    if (wanted && store_on() && !flushed) {
+    struct slot s = {p, NULL};
+    struct stored *batch[OUTBOX];
+    pthread_mutex_lock(&lock);
+    /* A ticket reserved for the store (conn.c) comes here when its
+     * connection ends: the reservation is over, and its encoding is what
+     * the store would need. */
+    if (tls13)
+        s.st = take_reserved(digest);
+    if (s.st == NULL && store_on() && !flushed) {
         pthread_mutex_unlock(&lock);
-        if (store_put(k, &p)) {
-            stat_add(ST_TICKETS);
-            pooled_free(&p);
-            return;
-        }
-        /* The application may have offered or saved it meanwhile. */
+        s.st = store_encode(k, &p);
         pthread_mutex_lock(&lock);
-        wanted = gen == generation && !(tls13 && is_disowned(digest));
     }
+    if (flushed) {
+        free(s.st);
+        s.st = NULL;
+    }
+    bool wanted = gen == generation && !(tls13 && is_disowned(digest));
     unsigned hv = 0;
     struct server *sv = wanted ? find(k, &hv) : NULL;
     if (wanted && sv == NULL)
         sv = create(k, hv, &d);
     if (sv == NULL) {
-        drop(&d, p, ST_EVICTED);
+        drop(&d, s, ST_EVICTED);
     } else if (tls13) {
         if (sv->n13 == (unsigned)cfg.pool_size)
-            drop(&d, sv->t13[--sv->n13], ST_EVICTED);
+            send_off(&d, sv->t13[--sv->n13]);
         memmove(&sv->t13[1], &sv->t13[0], sv->n13 * sizeof *sv->t13);
-        sv->t13[0] = p;
+        sv->t13[0] = s;
         sv->n13++;
         stat_add(ST_TICKETS);
     } else {
-        if (sv->t12.sess != NULL)
+        if (sv->t12.p.sess != NULL)
             drop(&d, sv->t12, ST_EVICTED);
-        sv->t12 = p;
+        sv->t12 = s;
         stat_add(ST_TICKETS);
     }
+    unsigned n = take_batch(batch);
     unlock_and_free(&d);
+    write_out(batch, n);
 }
 
 static void discard_from(struct server *sv, const SSL_SESSION *sess, struct dropped *d)
 {
     for (unsigned i = 0; i < sv->n13;) {
-        if (session_same_ticket(sv->t13[i].sess, sess)) {
+        if (session_same_ticket(sv->t13[i].p.sess, sess)) {
             drop(d, sv->t13[i], ST_EVICTED);
             remove_t13(sv, i);
         } else {
@@ -361,9 +456,9 @@ void pool_forget(const struct key *k)
         for (unsigned i = 0; i < sv->n13; i++)
             drop(&d, sv->t13[i], ST_EVICTED);
         sv->n13 = 0;
-        if (sv->t12.sess != NULL)
+        if (sv->t12.p.sess != NULL)
             drop(&d, sv->t12, ST_EVICTED);
-        sv->t12 = (struct pooled){0};
+        sv->t12 = (struct slot){0};
     }
     unlock_and_free(&d);
 }
@@ -392,14 +487,19 @@ void pool_atfork_child(void)
     generation++;
     struct server *sv, *tmp;
     HASH_ITER(hh, servers, sv, tmp) {
-        for (unsigned i = 0; i < sv->n13; i++)
-            bury(sv->t13[i]);
+        for (unsigned i = 0; i < sv->n13; i++) {
+            free(sv->t13[i].st);
+            bury(sv->t13[i].p);
+        }
         sv->n13 = 0;
     }
-    /* Reserved tickets are the parent's to publish. */
+    /* Reserved tickets and the outbox are the parent's to publish. */
     for (unsigned i = 0; i < n_reserved; i++)
         free(reserved[i].st);
     n_reserved = 0;
+    for (unsigned i = 0; i < n_outbox; i++)
+        free(outbox[i]);
+    n_outbox = 0;
 }
 
 void pool_reserve(const struct key *k, struct pooled p, unsigned gen)
@@ -433,21 +533,49 @@ void pool_unreserve(const SSL_SESSION *sess)
     pthread_mutex_unlock(&lock);
 }
 
+/* Everything left for the store, oldest first: the tickets the application
+ * kept, the outbox, then each pool, least recently used first. */
 void pool_flush(void)
 {
-    struct stored *st[RESERVED];
     pthread_mutex_lock(&lock);
-    unsigned n = n_reserved;
-    for (unsigned i = 0; i < n; i++) {
-        st[i] = reserved[i].st;
+    size_t n = 0, max = n_reserved + n_outbox;
+    struct server *sv, *tmp;
+    HASH_ITER(hh, servers, sv, tmp) max += sv->n13 + 1;
+    struct stored **list = malloc(max * sizeof *list);
+    unsigned kept = n_reserved;
+    for (unsigned i = 0; i < n_reserved; i++) {
+        if (list != NULL)
+            list[n++] = reserved[i].st;
+        else
+            free(reserved[i].st);
         disown(reserved[i].digest);
     }
     n_reserved = 0;
+    for (unsigned i = 0; i < n_outbox; i++)
+        if (list != NULL)
+            list[n++] = outbox[i];
+        else
+            free(outbox[i]);
+    n_outbox = 0;
+    HASH_ITER(hh, servers, sv, tmp) {
+        for (unsigned i = sv->n13; i-- > 0;) {
+            if (list != NULL && sv->t13[i].st != NULL)
+                list[n++] = sv->t13[i].st;
+            else
+                free(sv->t13[i].st);
+            sv->t13[i].st = NULL;
+        }
+        if (list != NULL && sv->t12.st != NULL)
+            list[n++] = sv->t12.st;
+        else
+            free(sv->t12.st);
+        sv->t12.st = NULL;
+    }
     flushed = true;
     pthread_mutex_unlock(&lock);
-    store_write(st, n);
-    for (unsigned i = 0; i < n; i++) {
+    for (unsigned i = 0; list != NULL && i < kept; i++)
         stat_add(ST_TICKETS);
-        free(st[i]);
-    }
+    if (list != NULL)
+        write_out(list, (unsigned)n);
+    free(list);
 }

@@ -188,6 +188,23 @@ static size_t put_num(char *out, int64_t v)
     return n;
 }
 
+static size_t num_len(int64_t v)
+{
+    size_t n = 1;
+    while (v >= 10) {
+        v /= 10;
+        n++;
+    }
+    return n;
+}
+
+size_t record_line_len(const struct record *r)
+{
+    return 7 + num_len(r->born) + 1 + num_len(r->expires) + 1 + r->sess_len + 1 +
+           (r->chain_len > 0 ? r->chain_len : 1) + (r->staple_len > 0 ? 1 + r->staple_len : 0) +
+           1;
+}
+
 size_t record_line(char *out, const struct record *r)
 {
     size_t o = 0;

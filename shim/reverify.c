@@ -41,7 +41,9 @@ bool reverify_session(SSL *s, const struct recorded *ctx_rec, SSL_SESSION *sess,
     R(SSL_ctrl)(s, SSL_CTRL_GET_VERIFY_CERT_STORE, 0, &store);
     if (store == NULL)
         store = R(SSL_CTX_get_cert_store)(R(SSL_get_SSL_CTX)(s));
-    X509_STORE_CTX *xs = R(X509_STORE_CTX_new)();
+    /* Verified in the library context the connection would verify in. */
+    const struct algs *algs = ctx_algs(R(SSL_get_SSL_CTX)(s));
+    X509_STORE_CTX *xs = algs != NULL ? R(X509_STORE_CTX_new_ex)(algs->libctx, algs->propq) : NULL;
     if (xs == NULL)
         return false;
     /* Errors of a failed verification belong to no call of the

@@ -308,16 +308,15 @@ static bool ring_secret(int64_t epoch, bool create, unsigned char out[32])
     return ok;
 }
 
-static bool derive(const unsigned char secret[32], char label, const unsigned char conf[32],
-                   unsigned char md[32])
+static bool derive(const struct algs *algs, const unsigned char secret[32], char label,
+                   const unsigned char conf[32], unsigned char md[32])
 {
     unsigned char in[1 + sizeof(int64_t) + 32];
     int64_t period = cfg.rotate;
-    unsigned len = 0;
     in[0] = (unsigned char)label;
     memcpy(in + 1, &period, sizeof period);
     memcpy(in + 1 + sizeof period, conf, 32);
-    return R(HMAC)(R(EVP_sha256)(), secret, 32, in, sizeof in, md, &len) != NULL && len == 32;
+    return algs_hmac256(algs, secret, in, sizeof in, md);
 }
 
 /* Finds the keys in this thread's cache, wiping what is no longer good. */
@@ -354,7 +353,8 @@ static void cache_add(const unsigned char conf[32], int64_t epoch, uint64_t gen,
     memcpy(c->conf, conf, 32);
 }
 
-bool ring_keys(const unsigned char conf[32], int64_t epoch, bool create, struct ticket_key *k)
+bool ring_keys(const struct algs *algs, const unsigned char conf[32], int64_t epoch, bool create,
+               struct ticket_key *k)
 {
     if (ring == NULL)
         return false;
@@ -362,8 +362,8 @@ bool ring_keys(const unsigned char conf[32], int64_t epoch, bool create, struct 
     if (cached(conf, epoch, gen, k))
         return true;
     unsigned char secret[32], tag[32];
-    bool ok = ring_secret(epoch, create, secret) && derive(secret, 'n', conf, tag) &&
-              derive(secret, 'a', conf, k->aes) && derive(secret, 'm', conf, k->mac);
+    bool ok = ring_secret(epoch, create, secret) && derive(algs, secret, 'n', conf, tag) &&
+              derive(algs, secret, 'a', conf, k->aes) && derive(algs, secret, 'm', conf, k->mac);
     /* The name carries its period, so that a ticket finds its secret
      * without trying each. */
     for (int i = 0; i < 8; i++)

@@ -155,11 +155,11 @@ static bool ticket_conf(SSL *s, bool enc, unsigned char conf[32])
         return false;
     memcpy(buf, st->conf, 32);
     memcpy(buf + 32, name, len);
-    return R(EVP_Digest)(buf, 32 + len, conf, NULL, R(EVP_sha256)(), NULL) == 1;
+    return algs_sha256(ctx_algs(R(SSL_get_SSL_CTX)(s)), buf, 32 + len, conf);
 }
 
-static bool keys_into(struct ticket_key *k, unsigned char *iv, EVP_CIPHER_CTX *cipher,
-                      EVP_MAC_CTX *mac, bool enc)
+static bool keys_into(const struct algs *algs, struct ticket_key *k, unsigned char *iv,
+                      EVP_CIPHER_CTX *cipher, EVP_MAC_CTX *mac, bool enc)
 {
     static char digest[] = "SHA256";
     OSSL_PARAM params[] = {
@@ -167,8 +167,8 @@ static bool keys_into(struct ticket_key *k, unsigned char *iv, EVP_CIPHER_CTX *c
         OSSL_PARAM_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, sizeof digest - 1),
         OSSL_PARAM_END,
     };
-    int ok = enc ? R(EVP_EncryptInit_ex)(cipher, R(EVP_aes_256_cbc)(), NULL, k->aes, iv)
-                 : R(EVP_DecryptInit_ex)(cipher, R(EVP_aes_256_cbc)(), NULL, k->aes, iv);
+    int ok = enc ? R(EVP_EncryptInit_ex)(cipher, algs->aes, NULL, k->aes, iv)
+                 : R(EVP_DecryptInit_ex)(cipher, algs->aes, NULL, k->aes, iv);
     return ok == 1 && R(EVP_MAC_CTX_set_params)(mac, params) == 1;
 }
 
@@ -193,11 +193,13 @@ static int issue(SSL *s, unsigned char name[16], unsigned char *iv, EVP_CIPHER_C
                  EVP_MAC_CTX *mac, struct ticket_key *k)
 {
     unsigned char conf[32];
-    if (verifies_without_context(s, true) || !ticket_conf(s, true, conf) ||
-        !ring_keys(conf, ring_epoch(time(NULL)), true, k) || R(RAND_bytes)(iv, 16) != 1)
+    const struct algs *algs = ctx_algs(R(SSL_get_SSL_CTX)(s));
+    if (algs == NULL || verifies_without_context(s, true) || !ticket_conf(s, true, conf) ||
+        !ring_keys(algs, conf, ring_epoch(time(NULL)), true, k) ||
+        R(RAND_bytes_ex)(algs->libctx, iv, 16, 0) != 1)
         return 0;
     memcpy(name, k->name, sizeof k->name);
-    return keys_into(k, iv, cipher, mac, true) ? 1 : 0;
+    return keys_into(algs, k, iv, cipher, mac, true) ? 1 : 0;
 }
 
 /* 2: accepted, and the client is sent a fresh ticket; 1: accepted as it
@@ -218,9 +220,10 @@ static int accept_ticket(SSL *s, const unsigned char name[16], unsigned char *iv
     struct started *st = started(s, false);
     if (st != NULL)
         st->has_resumed = false;
-    if (verifies_without_context(s, false) || !ticket_conf(s, false, conf) ||
-        !ring_keys(conf, ring_name_epoch(name), false, k) ||
-        memcmp(name, k->name, sizeof k->name) != 0 || !keys_into(k, iv, cipher, mac, false))
+    const struct algs *algs = ctx_algs(R(SSL_get_SSL_CTX)(s));
+    if (algs == NULL || verifies_without_context(s, false) || !ticket_conf(s, false, conf) ||
+        !ring_keys(algs, conf, ring_name_epoch(name), false, k) ||
+        memcmp(name, k->name, sizeof k->name) != 0 || !keys_into(algs, k, iv, cipher, mac, false))
         return 0;
     if (st != NULL) {
         memcpy(st->resumed, conf, 32);

@@ -1,6 +1,10 @@
 /* The cross-process store (RESUMESHIM_STORE=DIR): every process of the
  * user offers tickets that earlier ones earned.
  *
+ * DIR/resumeshim-store
+ *            the mark that DIR is the store's own: the store deletes and
+ *            renames files in DIR, so it works only in a directory it made
+ *            or found empty and marked, never among the user's files;
  * DIR/lock   flock(2) held around every read-modify-write, so a TLS 1.3
  *            ticket one process takes is gone for all;
  * DIR/salt   the salt that names the entries, so no file lists a host;
@@ -33,8 +37,7 @@
 
 static char *dir; /* absolute; NULL: sessions stay in memory */
 
-/* Guards what this process keeps of the store: the salt last read (for
- * store_encode) and the mirror of sessions it wrote. */
+/* Guards the salt last read, for store_encode. */
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static char salt_seen[HEX_LEN + 1];
 
@@ -44,73 +47,133 @@ struct stored {
     char server[HEX_LEN + 1];
     bool tls13;
     int64_t expires;
-    uint64_t id;              /* of the session's text, see mirror */
+    unsigned seq;             /* store_write's order */
     size_t len;
     char line[];              /* the record, as record_line wrote it */
 };
 
+#define MARKER "resumeshim-store"
+#define MARKER_TEXT                                                                   \
+    "This directory is the store of libresumeshim (RESUMESHIM_STORE): TLS sessions\n" \
+    "shared by the user's processes. Its files are secret. `resumeshim clear`\n"     \
+    "empties it; removing the whole directory is safe too.\n"
+
+enum trouble { T_ERRNO, T_PRIVATE, T_FOREIGN, T_COUNT };
+
+/* The effective user the store is private to, read once per operation
+ * (open_dir) rather than once per file. */
+static uid_t euid;
+
 /* One warning per process for each kind of trouble: a store refused once
  * is refused every time. */
-static void refuse(const char *what, const struct stat *st)
+static void refuse(enum trouble why, const char *what, const struct stat *st)
 {
-    static int warned[2];
-    if (__atomic_exchange_n(&warned[st != NULL], 1, __ATOMIC_RELAXED))
+    static int warned[T_COUNT];
+    if (__atomic_exchange_n(&warned[why], 1, __ATOMIC_RELAXED))
         return;
     const char *sep = what != NULL ? "/" : "", *name = what != NULL ? what : "";
-    if (st != NULL)
+    if (why == T_PRIVATE)
         LOG(LOG_WARN,
             "RESUMESHIM_STORE: %s%s%s is not private (owner uid %ld, mode %03o; want uid %ld, "
-            "not writable by others); keeping sessions in memory only",
-            dir, sep, name, (long)st->st_uid, (unsigned)(st->st_mode & 0777), (long)geteuid());
+            "no access for group or others); keeping sessions in memory only",
+            dir, sep, name, (long)st->st_uid, (unsigned)(st->st_mode & 0777), (long)euid);
+    else if (why == T_FOREIGN)
+        LOG(LOG_WARN, "RESUMESHIM_STORE: %s holds files and no %s file: it is not a store, "
+            "and the store never touches files it did not make; keeping sessions in memory "
+            "only (name a new or empty directory)", dir, MARKER);
     else
         LOG(LOG_WARN, "RESUMESHIM_STORE: cannot use %s%s%s (%s); sessions stay in memory "
             "while it fails", dir, sep, name, strerror(errno));
 }
 
+/* Not even readable by others: the entries' names and times would tell
+ * them how many servers the user talks to, and when. */
 static bool private_dir(const struct stat *st)
 {
-    return S_ISDIR(st->st_mode) && st->st_uid == geteuid() && !(st->st_mode & 022);
+    return S_ISDIR(st->st_mode) && st->st_uid == euid && !(st->st_mode & 077);
 }
 
 static bool private_file(const struct stat *st)
 {
-    return S_ISREG(st->st_mode) && st->st_uid == geteuid() && !(st->st_mode & 077);
+    return S_ISREG(st->st_mode) && st->st_uid == euid && !(st->st_mode & 077);
+}
+
+/* 1: the directory holds the store's mark; 0: no mark; -1: refused. */
+static int marked(int dfd)
+{
+    struct stat st;
+    if (fstatat(dfd, MARKER, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno == ENOENT)
+            return 0;
+        refuse(T_ERRNO, MARKER, NULL);
+        return -1;
+    }
+    if (!private_file(&st)) {
+        refuse(T_PRIVATE, MARKER, &st);
+        return -1;
+    }
+    return 1;
 }
 
 static int open_dir(void)
 {
     struct stat st;
+    euid = geteuid();
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
-        refuse(NULL, NULL);
+        refuse(T_ERRNO, NULL, NULL);
         return -1;
     }
-    if (fstat(fd, &st) != 0 || !private_dir(&st)) {
-        refuse(NULL, &st);
+    if (fstat(fd, &st) != 0)
+        refuse(T_ERRNO, NULL, NULL);
+    else if (!private_dir(&st))
+        refuse(T_PRIVATE, NULL, &st);
+    else
+        return fd;
+    close(fd);
+    return -1;
+}
+
+/* The store's directory, checked again for its mark before every use: it
+ * may have been emptied, or replaced, since. */
+static int open_store(void)
+{
+    int fd = open_dir();
+    int m = fd >= 0 ? marked(fd) : -1;
+    if (m == 0)
+        refuse(T_FOREIGN, NULL, NULL);
+    if (m != 1 && fd >= 0) {
         close(fd);
-        return -1;
+        fd = -1;
     }
     return fd;
 }
 
 /* Opens a file of the store, refusing one that others could have written
  * or read: it holds secrets, and a planted one could hold anything. Never
- * blocking in open(): a FIFO in its place would hang the handshake. */
-static int open_file(int dfd, const char *name, int flags)
+ * blocking in open(): a FIFO in its place would hang the handshake. Its
+ * size goes to *size when asked for. */
+static int open_file(int dfd, const char *name, int flags, off_t *size)
 {
     struct stat st;
     int fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
     if (fd < 0) {
         if (errno != ENOENT)
-            refuse(name, NULL);
+            refuse(T_ERRNO, name, NULL);
         return -1;
     }
-    if (fstat(fd, &st) != 0 || !private_file(&st)) {
-        refuse(name, &st);
+    bool got = fstat(fd, &st) == 0;
+    if (!got || !private_file(&st)) {
+        if (got)
+            refuse(T_PRIVATE, name, &st);
+        else
+            refuse(T_ERRNO, name, NULL);
         close(fd);
         errno = EPERM;
         return -1;
     }
+    if (size != NULL)
+        *size = st.st_size;
     return fd;
 }
 
@@ -122,7 +185,7 @@ static time_t busy_until;
 
 static int lock_store(int dfd)
 {
-    int fd = open_file(dfd, "lock", O_RDWR | O_CREAT);
+    int fd = open_file(dfd, "lock", O_RDWR | O_CREAT, NULL);
     long waited = 0, pause = 20;
     while (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
         if ((errno != EWOULDBLOCK && errno != EINTR) || waited >= LOCK_WAIT_US) {
@@ -159,7 +222,7 @@ static bool op_begin(struct op *op)
         return false;
     pthread_mutex_lock(&op_lock);
     op->held = true;
-    op->dfd = open_dir();
+    op->dfd = open_store();
     op->lfd = op->dfd >= 0 ? lock_store(op->dfd) : -1;
     return op->lfd >= 0;
 }
@@ -175,15 +238,15 @@ static void op_end(struct op *op)
     *op = (struct op){-1, -1, false};
 }
 
-static char *read_all(int fd, size_t *len)
+/* The file's contents, size bytes (its size when opened) at most. */
+static char *read_all(int fd, off_t size, size_t *len)
 {
-    struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_size > FILE_MAX)
+    if (size < 0 || size > FILE_MAX)
         return NULL;
-    char *buf = malloc((size_t)st.st_size + 1);
+    char *buf = malloc((size_t)size + 1);
     size_t got = 0;
-    while (buf != NULL && got < (size_t)st.st_size) {
-        ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+    while (buf != NULL && got < (size_t)size) {
+        ssize_t n = read(fd, buf + got, (size_t)size - got);
         if (n <= 0)
             break;
         got += (size_t)n;
@@ -197,20 +260,31 @@ static bool replace(int dfd, const char *name, const char *buf, size_t len)
 {
     if (len == 0)
         return unlinkat(dfd, name, 0) == 0 || errno == ENOENT;
-    /* Whatever a killed process left as tmp is scratch: made anew. */
-    unlinkat(dfd, "tmp", 0);
-    int fd = open_file(dfd, "tmp", O_WRONLY | O_CREAT | O_EXCL);
-    if (fd < 0)
+    /* Made here with O_EXCL, so it is this process's own file, 0600 at
+     * most. Whatever a killed process left as tmp is scratch: made anew. */
+    int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    int fd = openat(dfd, "tmp", flags, 0600);
+    if (fd < 0 && errno == EEXIST && unlinkat(dfd, "tmp", 0) == 0)
+        fd = openat(dfd, "tmp", flags, 0600);
+    if (fd < 0) {
+        refuse(T_ERRNO, "tmp", NULL);
         return false;
+    }
     size_t done = 0;
     while (done < len) {
         ssize_t n = write(fd, buf + done, len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
         if (n <= 0)
             break;
         done += (size_t)n;
     }
-    bool ok = close(fd) == 0 && done == len;
-    return ok && renameat(dfd, "tmp", dfd, name) == 0;
+    /* A part written (a full disk) is secrets left lying about: gone
+     * before the lock is let go, whatever failed. */
+    bool ok = close(fd) == 0 && done == len && renameat(dfd, "tmp", dfd, name) == 0;
+    if (!ok)
+        unlinkat(dfd, "tmp", 0);
+    return ok;
 }
 
 static void to_hex(const unsigned char *md, char *out)
@@ -228,7 +302,9 @@ static bool salted(const char salt[HEX_LEN + 1], const void *data, size_t len, c
     memcpy(buf, salt, HEX_LEN);
     buf[HEX_LEN] = '\n';
     memcpy(buf + HEX_LEN + 1, data, len);
-    if (R(EVP_Digest)(buf, HEX_LEN + 1 + len, md, NULL, R(EVP_sha256)(), NULL) != 1)
+    /* The store serves the process, not one context: the default
+     * library context's digest. */
+    if (!algs_sha256(algs_default(), buf, HEX_LEN + 1 + len, md))
         return false;
     to_hex(md, out);
     return true;
@@ -248,14 +324,29 @@ static bool parse_salt(const char *buf, size_t len, char salt[HEX_LEN + 1])
     return true;
 }
 
-/* The store's entries, read through a descriptor of their own. */
+/* The directory's entries, read through a descriptor of their own (which
+ * shares its offset with dfd's: hence the rewind). */
 static DIR *listing(int dfd)
 {
     int fd = dup(dfd);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     if (d == NULL && fd >= 0)
         close(fd);
+    if (d != NULL)
+        rewinddir(d);
     return d;
+}
+
+/* Whether a name is one the store gives an entry, "s-" and 64 hex digits:
+ * even in its own directory, the store removes nothing else. */
+static bool entry_name(const char *name)
+{
+    if (strncmp(name, "s-", 2) != 0 || strlen(name) != 2 + HEX_LEN)
+        return false;
+    for (const char *p = name + 2; *p != '\0'; p++)
+        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+            return false;
+    return true;
 }
 
 /* Entries named under another salt can never be found again. */
@@ -266,7 +357,7 @@ static void remove_entries(int dfd)
         return;
     struct dirent *e;
     while ((e = readdir(d)) != NULL)
-        if (strncmp(e->d_name, "s-", 2) == 0)
+        if (entry_name(e->d_name))
             unlinkat(dfd, e->d_name, 0);
     closedir(d);
 }
@@ -277,7 +368,7 @@ static bool get_salt(int dfd, bool create, char salt[HEX_LEN + 1])
 {
     char buf[128];
     ssize_t n = -1;
-    int fd = open_file(dfd, "salt", O_RDONLY);
+    int fd = open_file(dfd, "salt", O_RDONLY, NULL);
     if (fd >= 0) {
         n = read(fd, buf, sizeof buf);
         close(fd);
@@ -297,14 +388,66 @@ static bool get_salt(int dfd, bool create, char salt[HEX_LEN + 1])
     return replace(dfd, "salt", buf, (size_t)len);
 }
 
+/* The names given last: naming costs two SHA-256s, and a process names
+ * the same few keys on every connection. A key is matched by its whole
+ * content: a name is where its sessions are offered from. */
+#define NAMED 8
+static struct named {
+    char salt[HEX_LEN + 1], name[HEX_LEN + 3], server[HEX_LEN + 1];
+    struct key *k; /* a copy */
+} named[NAMED];
+static unsigned named_next;
+
+static bool same_key(const struct key *a, const struct key *b)
+{
+    return a->len == b->len && memcmp(a->bytes, b->bytes, a->len) == 0 &&
+           strcmp(a->server, b->server) == 0;
+}
+
+static bool named_find(const struct key *k, struct stored *st)
+{
+    bool found = false;
+    pthread_mutex_lock(&cache_lock);
+    for (unsigned i = 0; i < NAMED && !found; i++) {
+        struct named *n = &named[i];
+        if (n->k != NULL && strcmp(n->salt, st->salt) == 0 && same_key(n->k, k)) {
+            memcpy(st->name, n->name, sizeof st->name);
+            memcpy(st->server, n->server, sizeof st->server);
+            found = true;
+        }
+    }
+    pthread_mutex_unlock(&cache_lock);
+    return found;
+}
+
+static void named_add(const struct key *k, const struct stored *st)
+{
+    struct key *copy = malloc(sizeof *copy);
+    if (copy == NULL)
+        return;
+    *copy = *k;
+    pthread_mutex_lock(&cache_lock);
+    struct named *n = &named[named_next++ % NAMED];
+    struct key *old = n->k;
+    memcpy(n->salt, st->salt, sizeof n->salt);
+    memcpy(n->name, st->name, sizeof n->name);
+    memcpy(n->server, st->server, sizeof n->server);
+    n->k = copy;
+    pthread_mutex_unlock(&cache_lock);
+    free(old);
+}
+
 /* Names the entry for a key: its file and the server it is for. */
 static bool name_with(const struct key *k, struct stored *st)
 {
+    if (named_find(k, st))
+        return true;
     char hex[HEX_LEN + 1];
     if (!salted(st->salt, k->bytes, k->len, hex) ||
         !salted(st->salt, k->server, strlen(k->server), st->server))
         return false;
     snprintf(st->name, sizeof st->name, "s-%s", hex);
+    named_add(k, st);
     return true;
 }
 
@@ -334,7 +477,7 @@ static void evict(int dfd)
         rewinddir(d);
         while ((e = readdir(d)) != NULL) {
             struct stat st;
-            if (strncmp(e->d_name, "s-", 2) != 0 ||
+            if (!entry_name(e->d_name) ||
                 fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
                 continue;
             count++;
@@ -364,10 +507,11 @@ static int load(int dfd, const struct stored *st, char **buf, struct record *rec
 {
     size_t len = 0;
     *buf = NULL;
-    int fd = open_file(dfd, st->name, O_RDONLY);
+    off_t size;
+    int fd = open_file(dfd, st->name, O_RDONLY, &size);
     if (fd < 0)
         return errno == ENOENT ? -1 : -2;
-    *buf = read_all(fd, &len);
+    *buf = read_all(fd, size, &len);
     close(fd);
     char server[HEX_LEN + 1];
     int n = *buf != NULL ? record_parse(*buf, len, server, recs, RECORDS_MAX) : -1;
@@ -378,118 +522,84 @@ static int load(int dfd, const struct stored *st, char **buf, struct record *rec
     return n;
 }
 
-/* Writes the entry back with the records kept, in order. */
+/* Writes the entry back: the sessions added (newest first), then the
+ * records kept, in order. Sized to what it holds. */
 static bool save(int dfd, const struct stored *st, const struct record *recs, const bool *keep,
-                 int n, const struct stored *add)
+                 int n, struct stored *const *adds, int nadds)
 {
-    size_t size = HEX_LEN + 64 + (add != NULL ? add->len : 0), len = 0;
+    size_t size = HEX_LEN + 64, len = 0;
+    bool any = false;
+    for (int i = 0; i < nadds; i++)
+        size += adds[i]->len;
     for (int i = 0; i < n; i++)
-        size += keep[i] ? RECORD_MAX_LINE : 0;
+        size += keep[i] ? record_line_len(&recs[i]) : 0;
     char *out = malloc(size);
     if (out == NULL)
         return false;
-    bool any = add != NULL;
     len = record_header(out, st->server);
-    if (add != NULL && add->tls13) {
-        memcpy(out + len, add->line, add->len);
-        len += add->len;
-    }
+    for (int i = 0; i < nadds; i++)
+        if (adds[i]->tls13) {
+            memcpy(out + len, adds[i]->line, adds[i]->len);
+            len += adds[i]->len;
+            any = true;
+        }
     for (int i = 0; i < n; i++)
         if (keep[i]) {
             len += record_line(out + len, &recs[i]);
             any = true;
         }
-    if (add != NULL && !add->tls13) {
-        memcpy(out + len, add->line, add->len);
-        len += add->len;
-    }
+    for (int i = 0; i < nadds; i++)
+        if (!adds[i]->tls13) {
+            memcpy(out + len, adds[i]->line, adds[i]->len);
+            len += adds[i]->len;
+            any = true;
+        }
     bool ok = replace(dfd, st->name, out, any ? len : 0);
     free(out);
     return ok;
 }
 
-static bool write_locked(int dfd, const struct stored *st, time_t now)
+/* Adds sessions to one entry (the lock is held): list holds them oldest
+ * first, all of one name. At most the pool's size of TLS 1.3 tickets are
+ * kept, the newest, and one TLS 1.2 session, the newest. */
+static bool write_locked(int dfd, struct stored *const *list, int m, time_t now)
 {
     struct record recs[RECORDS_MAX];
     bool keep[RECORDS_MAX];
+    struct stored *adds[RECORDS_MAX];
+    int nadds = 0, t13 = 0;
+    bool t12 = false;
+    for (int i = m - 1; i >= 0 && nadds < RECORDS_MAX; i--) {
+        const struct stored *a = list[i];
+        if (a->expires <= now || (a->tls13 ? t13 == cfg.pool_size : t12))
+            continue;
+        adds[nadds++] = list[i];
+        t13 += a->tls13;
+        t12 |= !a->tls13;
+    }
+    if (nadds == 0)
+        return true;
     char *buf;
-    int n = load(dfd, st, &buf, recs);
+    int n = load(dfd, list[0], &buf, recs);
     if (n == -2)
         return false;
     if (n == -1) {
         evict(dfd);
         n = 0;
     }
-    int t13 = st->tls13 ? 1 : 0;
     for (int i = 0; i < n; i++) {
         keep[i] = alive(&recs[i], now);
         if (!keep[i])
             stat_add(ST_EXPIRED);
         else if (recs[i].tls13 && t13 == cfg.pool_size)
             keep[i] = false; /* the oldest go first */
-        else if (!recs[i].tls13 && !st->tls13)
+        else if (!recs[i].tls13 && t12)
             keep[i] = false; /* one TLS 1.2 session, the newest */
         t13 += keep[i] && recs[i].tls13;
     }
-    bool ok = save(dfd, st, recs, keep, n, st);
+    bool ok = save(dfd, list[0], recs, keep, n, adds, nadds);
     free(buf);
     return ok;
-}
-
-static uint64_t record_id(const char *text, size_t len)
-{
-    uint64_t h = 0xcbf29ce484222325u; /* FNV-1a */
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)text[i]) * 0x100000001b3u;
-    return h;
-}
-
-/* Sessions this process wrote to the store, kept decoded: when it takes
- * one of its own back (a long-running program, or a program's next
- * connection), it skips decoding the peer certificate, which costs more
- * than the rest of a resumption. The store stays the only authority: an
- * entry is used only after its record was taken from the store under the
- * lock, so a ticket is still offered once. */
-#define MIRROR 256
-static struct mirrored {
-    uint64_t id;
-    struct pooled p;
-} mirror[MIRROR];
-static unsigned mirror_next;
-
-static void mirror_add(uint64_t id, struct pooled *p)
-{
-    pthread_mutex_lock(&cache_lock);
-    struct mirrored *m = &mirror[mirror_next++ % MIRROR];
-    struct pooled old = m->p;
-    *m = (struct mirrored){id, *p};
-    pthread_mutex_unlock(&cache_lock);
-    *p = (struct pooled){0};
-    pooled_free(&old);
-}
-
-/* A TLS 1.3 ticket leaves the mirror; a TLS 1.2 session stays and the
- * caller gets its own references. */
-static bool mirror_take(uint64_t id, bool tls13, struct pooled *out)
-{
-    bool found = false;
-    pthread_mutex_lock(&cache_lock);
-    for (unsigned i = 0; i < MIRROR && !found; i++) {
-        struct mirrored *m = &mirror[i];
-        if (m->p.sess == NULL || m->id != id)
-            continue;
-        found = true;
-        if (tls13) {
-            *out = m->p;
-            m->p = (struct pooled){0};
-        } else {
-            *out = m->p;
-            R(SSL_SESSION_up_ref)(out->sess);
-            out->chain = chain_copy(&m->p.chain);
-        }
-    }
-    pthread_mutex_unlock(&cache_lock);
-    return found;
 }
 
 void store_atfork_prepare(void)
@@ -512,11 +622,6 @@ void store_atfork_child(void)
 
 static bool decode(const struct record *r, struct pooled *out)
 {
-    if (mirror_take(record_id(r->sess, r->sess_len), r->tls13, out)) {
-        out->born = r->born;
-        out->expires = r->expires;
-        return true;
-    }
     unsigned char *der = malloc(r->sess_len + r->chain_len + r->staple_len);
     size_t len, clen = 0, slen = 0;
     const unsigned char *p = der;
@@ -573,7 +678,7 @@ void store_take(const struct key *k, time_t now, struct pooled *out)
         /* A taken ticket must be gone for the others before it is offered:
          * if the entry cannot be rewritten (a full file system), it goes
          * whole, and if even that fails, nothing is offered. */
-        if (changed && !save(op.dfd, &st, recs, keep, n > 0 ? n : 0, NULL) &&
+        if (changed && !save(op.dfd, &st, recs, keep, n > 0 ? n : 0, NULL, 0) &&
             unlinkat(op.dfd, st.name, 0) != 0 && errno != ENOENT && out->sess != NULL &&
             session_is_tls13(out->sess))
             pooled_free(out);
@@ -599,20 +704,25 @@ static struct stored *encode(const struct pooled *p)
     struct stored *st = NULL;
     unsigned char *der = NULL;
     char *b64 = NULL;
+    size_t sb = 4 * (((size_t)slen + 2) / 3), cb = 4 * ((clen + 2) / 3);
+    size_t ob = 4 * ((p->chain.staple_len + 2) / 3);
+    struct record r = {.born = p->born, .expires = p->expires, .sess_len = sb, .chain_len = cb,
+                       .staple_len = ob};
+    size_t line = record_line_len(&r);
     if (slen > 0 && (size_t)slen <= RECORD_MAX_B64 / 4 * 3 &&
-        (st = malloc(sizeof *st + RECORD_MAX_LINE)) != NULL &&
-        (der = malloc((size_t)slen)) != NULL && (b64 = malloc(3 * RECORD_MAX_B64)) != NULL) {
+        (st = malloc(sizeof *st + line)) != NULL && (der = malloc((size_t)slen)) != NULL &&
+        (b64 = malloc(sb + cb + ob + 1)) != NULL) {
         unsigned char *q = der;
         R(i2d_SSL_SESSION)(p->sess, &q);
-        struct record r = {.tls13 = session_is_tls13(p->sess), .born = p->born,
-                           .expires = p->expires, .sess = b64, .chain = b64 + RECORD_MAX_B64};
+        r.tls13 = session_is_tls13(p->sess);
+        r.sess = b64;
+        r.chain = b64 + sb;
         r.sess_len = b64_encode(der, (size_t)slen, b64);
-        r.chain_len = b64_encode(chain, clen, b64 + RECORD_MAX_B64);
-        r.staple = b64 + 2 * RECORD_MAX_B64;
-        r.staple_len = b64_encode(p->chain.staple, p->chain.staple_len, b64 + 2 * RECORD_MAX_B64);
+        r.chain_len = b64_encode(chain, clen, b64 + sb);
+        r.staple = b64 + sb + cb;
+        r.staple_len = b64_encode(p->chain.staple, p->chain.staple_len, b64 + sb + cb);
         st->tls13 = r.tls13;
         st->expires = r.expires;
-        st->id = record_id(r.sess, r.sess_len);
         st->len = record_line(st->line, &r);
     } else {
         free(st);
@@ -622,23 +732,6 @@ static struct stored *encode(const struct pooled *p)
     free(der);
     free(b64);
     return st;
-}
-
-bool store_put(const struct key *k, struct pooled *p)
-{
-    int saved = errno;
-    bool ok = false;
-    struct stored *st = encode(p);
-    struct op op;
-    if (st != NULL && op_begin(&op))
-        ok = name_entry(op.dfd, k, st) && write_locked(op.dfd, st, time(NULL));
-    if (st != NULL)
-        op_end(&op);
-    if (ok)
-        mirror_add(st->id, p);
-    free(st);
-    errno = saved;
-    return ok;
 }
 
 void store_forget(const struct key *k)
@@ -653,7 +746,7 @@ void store_forget(const struct key *k)
 }
 
 /* Named with the salt last seen, without touching the store: a program
- * reserves a ticket on every connection. store_write checks that salt is
+ * encodes a ticket on every connection. store_write checks that salt is
  * still the store's. */
 struct stored *store_encode(const struct key *k, const struct pooled *p)
 {
@@ -676,18 +769,36 @@ struct stored *store_encode(const struct key *k, const struct pooled *p)
     return st;
 }
 
-/* Runs at exit, perhaps after OpenSSL has been cleaned up: everything that
- * needed OpenSSL was done by store_encode. One lock for all, so that a busy
- * store costs one wait. */
-void store_write(struct stored *const *list, unsigned n)
+/* By entry, then in the order given. */
+static int by_name(const void *a, const void *b)
+{
+    const struct stored *x = *(struct stored *const *)a, *y = *(struct stored *const *)b;
+    int c = strcmp(x->name, y->name);
+    return c != 0 ? c : (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* May run at exit, perhaps after OpenSSL has been cleaned up: everything
+ * that needed OpenSSL was done by store_encode. One lock for all, so that a
+ * busy store costs one wait, and one rewrite per entry. The list is sorted
+ * in place. */
+void store_write(struct stored **list, unsigned n)
 {
     int saved = errno;
     char salt[HEX_LEN + 1];
     struct op op = {-1, -1, false};
-    if (n > 0 && op_begin(&op) && get_salt(op.dfd, false, salt))
-        for (unsigned i = 0; i < n; i++)
+    for (unsigned i = 0; i < n; i++)
+        list[i]->seq = i;
+    qsort(list, n, sizeof *list, by_name);
+    if (n > 0 && op_begin(&op) && get_salt(op.dfd, false, salt)) {
+        time_t now = time(NULL);
+        for (unsigned i = 0, j; i < n; i = j) {
+            for (j = i + 1; j < n && strcmp(list[j]->name, list[i]->name) == 0; j++)
+                ;
+            /* Named under a salt the store no longer has: never found. */
             if (strcmp(salt, list[i]->salt) == 0)
-                write_locked(op.dfd, list[i], time(NULL));
+                write_locked(op.dfd, list + i, (int)(j - i), now);
+        }
+    }
     op_end(&op);
     errno = saved;
 }
@@ -705,10 +816,11 @@ bool store_rewrite(const char *name, size_t max, store_update update, void *arg)
     if (op_begin(&op)) {
         size_t len = 0, out_len = 0;
         char *in = NULL, *out = malloc(max);
-        int fd = open_file(op.dfd, name, O_RDONLY);
+        off_t size;
+        int fd = open_file(op.dfd, name, O_RDONLY, &size);
         bool readable = fd >= 0 || errno == ENOENT;
         if (fd >= 0) {
-            in = read_all(fd, &len);
+            in = read_all(fd, size, &len);
             readable = in != NULL;
             close(fd);
         }
@@ -732,6 +844,51 @@ bool store_on(void)
     return dir != NULL;
 }
 
+/* Whether the directory holds nothing at all. */
+static bool empty_dir(int dfd)
+{
+    DIR *d = listing(dfd);
+    if (d == NULL)
+        return false;
+    struct dirent *e;
+    bool empty = true;
+    while (empty && (e = readdir(d)) != NULL)
+        empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+    closedir(d);
+    return empty;
+}
+
+/* Makes the directory the store's when it is empty; a directory holding
+ * anything but the mark is the user's, and its files are not the store's
+ * to delete or replace. Processes starting together may race here: the
+ * mark is made before any other file of the store, and only once. */
+static bool claim(int dfd)
+{
+    int m = marked(dfd);
+    if (m != 0)
+        return m == 1;
+    if (!empty_dir(dfd)) {
+        /* Another process may have marked it and begun to fill it since. */
+        m = marked(dfd);
+        if (m == 0)
+            refuse(T_FOREIGN, NULL, NULL);
+        return m == 1;
+    }
+    int fd = openat(dfd, MARKER, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        if (errno == EEXIST)
+            return marked(dfd) == 1;
+        refuse(T_ERRNO, MARKER, NULL);
+        return false;
+    }
+    /* The text is for a person who finds the directory; the mark is the
+     * file itself, so a short write (a full disk) does not matter. */
+    ssize_t ignored = write(fd, MARKER_TEXT, sizeof MARKER_TEXT - 1);
+    (void)ignored;
+    close(fd);
+    return true;
+}
+
 /* A relative directory is taken from where the program started: it may
  * change its working directory later. */
 void store_init(const char *path)
@@ -746,17 +903,19 @@ void store_init(const char *path)
     if (dir == NULL)
         return;
     if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-        refuse(NULL, NULL);
+        refuse(T_ERRNO, NULL, NULL);
         free(dir);
         dir = NULL;
         return;
     }
     int fd = open_dir();
-    if (fd < 0) {
+    bool ours = fd >= 0 && claim(fd);
+    if (fd >= 0)
+        close(fd);
+    if (!ours) {
         free(dir);
         dir = NULL;
         return;
     }
-    close(fd);
     LOG(LOG_INFO, "sessions shared through the store in %s", dir);
 }

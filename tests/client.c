@@ -25,6 +25,9 @@
  *   --no-read         never read: send the request and close (warm-up
  *                     connections still read, to collect tickets)
  *   --native          resume natively: keep the last session, offer it next
+ *   --native-first    resume natively from one saved session, the first
+ *                     connection's, offered on every later one; print
+ *                     whether it is still resumable at the end
  *   --app-cb          set SSL_SESS_CACHE_CLIENT and a new-session callback of
  *                     its own; print how many sessions it saw
  *   --keep            a new-session callback that keeps every session (returns
@@ -78,6 +81,8 @@
  *   --sni-count K     connection i sends the server name h<i mod K>.test
  *   --timing          print the wall time and the process CPU time (µs) of
  *                     the threads' phase, after the warm-up
+ *   --libctx          contexts in a library context of their own, the
+ *                     default one left unable to compute (tests/libctx.h)
  * Prints "reused=K of=N failed=F" and exits 0 when F is 0. */
 #include <arpa/inet.h>
 #include <dlfcn.h>
@@ -101,6 +106,7 @@
 #include <openssl/sha.h>
 #include <openssl/x509v3.h>
 #include <openssl/ssl.h>
+#include "libctx.h"
 
 /* What differs between the two configurations of --alt. */
 struct profile {
@@ -123,6 +129,7 @@ static int port, n = 1, threads = 1, version, fresh_ctx, no_shutdown, no_read, n
                  nodelay, quiet;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static SSL_SESSION *native_session;
+static int native_first; /* --native-first */
 static int reused, failed, cb_sessions;
 
 static const char *save_file, *load_file;
@@ -283,9 +290,11 @@ static void add_ca(SSL_CTX *ctx, const char *file)
         fclose(f);
 }
 
+static OSSL_LIB_CTX *libctx; /* --libctx */
+
 static SSL_CTX *make_ctx(const struct profile *p)
 {
-    SSL_CTX *ctx = SSL_CTX_new(generic ? TLS_method() : TLS_client_method());
+    SSL_CTX *ctx = SSL_CTX_new_ex(libctx, NULL, generic ? TLS_method() : TLS_client_method());
     if (ctx == NULL)
         return NULL;
     SSL_CTX_set_app_data(ctx, (void *)p);
@@ -492,8 +501,10 @@ static int one(const struct profile *p, SSL_CTX *ctx, int index)
         __atomic_fetch_add(&reused, 1, __ATOMIC_RELAXED);
     if (native) {
         pthread_mutex_lock(&lock);
-        SSL_SESSION_free(native_session);
-        native_session = SSL_get1_session(s);
+        if (!native_first || native_session == NULL) {
+            SSL_SESSION_free(native_session);
+            native_session = SSL_get1_session(s);
+        }
         pthread_mutex_unlock(&lock);
     }
     if (no_free)
@@ -572,6 +583,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--no-free")) no_free = 1;
         else if (!strcmp(a, "--no-read")) no_read = 1;
         else if (!strcmp(a, "--native")) native = 1;
+        else if (!strcmp(a, "--native-first")) native = native_first = 1;
         else if (!strcmp(a, "--app-cb")) app_cb = 1;
         else if (!strcmp(a, "--nodelay")) nodelay = 1;
         else if (!strcmp(a, "--keep")) keep = 1;
@@ -584,6 +596,10 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--keepalive")) keepalive = atoi(argv[++i]);
         else if (!strcmp(a, "--sni-count")) sni_count = atoi(argv[++i]);
         else if (!strcmp(a, "--timing")) timing = 1;
+        else if (!strcmp(a, "--libctx")) {
+            if ((libctx = own_libctx()) == NULL)
+                return 1;
+        }
         else if (!strcmp(a, "--snis")) {
             for (char *tok = strtok(argv[++i], ","); tok && n_snis < 16; tok = strtok(NULL, ","))
                 snis[n_snis++] = tok;
@@ -650,6 +666,8 @@ int main(int argc, char **argv)
         getrusage(RUSAGE_SELF, &ru);
         printf(" rss_kib=%ld", ru.ru_maxrss);
     }
+    if (native_first)
+        printf(" resumable=%d", native_session && SSL_SESSION_is_resumable(native_session));
     printf("\n");
     SSL_SESSION_free(native_session);
     for (i = 0; i < n_kept; i++)

@@ -3,6 +3,7 @@
 # one warning naming the variable, and the program still runs.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 @test "RESUMESHIM_POOL_SIZE bounds how many of a burst resume" {
     # One warm-up connection collects 8 tickets; the burst never reads, so
@@ -84,6 +85,33 @@ load helpers
     assert_equal "$(cat "$BATS_TEST_TMPDIR/err")" ""
     run grep -c 'offered a TLS 1.3 session' "$BATS_TEST_TMPDIR/shim.log"
     assert_output 2
+}
+
+@test "RESUMESHIM_LOG_FILE: a symbolic link, a FIFO or a directory is refused with one warning; the log goes to stderr" {
+    start_psk --tls13
+    local d="$BATS_TEST_TMPDIR" f
+    printf 'precious\n' > "$d/target"
+    ln -s "$d/target" "$d/link"
+    mkfifo "$d/fifo" "$d/read-fifo"
+    mkdir "$d/dir"
+    # the FIFO with no reader hung the program in open(); read-fifo has one
+    exec 4<> "$d/read-fifo"
+    for f in link fifo read-fifo dir; do
+        : > "$SLOG"
+        run --separate-stderr timeout 20 env RESUMESHIM_LOG=debug RESUMESHIM_LOG_FILE="$d/$f" \
+            LD_PRELOAD="$PRELOAD" "$CLIENT" --n 3 "$PORT"
+        assert_success
+        assert_output "reused=2 of=3 failed=0"
+        assert_equal "$(grep -c 'RESUMESHIM_LOG_FILE' <<< "$stderr")" 1
+        [[ "$stderr" == *"RESUMESHIM_LOG_FILE='$d/$f' is refused"*"; logging to stderr"* ]]
+        assert_equal "$(grep -c 'offered a TLS 1.3 session' <<< "$stderr")" 2
+        assert_equal "$(resumed)" 2
+    done
+    assert_equal "$(cat "$d/target")" precious
+    # nothing reached the FIFO's reader
+    run read -r -t 0 -u 4
+    assert_failure
+    exec 4<&-
 }
 
 @test "bad values: one warning each, naming the variable and the value used; still resumes" {

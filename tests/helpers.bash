@@ -53,6 +53,20 @@ teardown() {
         xargs -r kill < "$BATS_TEST_TMPDIR/pids" 2>/dev/null || true
         rm -f "$BATS_TEST_TMPDIR/pids"
     fi
+    # File systems a test mounted (lazily: a server just killed may still
+    # hold a file there).
+    if [ -f "$BATS_TEST_TMPDIR/mounts" ]; then
+        local m
+        while read -r m; do umount -l "$m" || true; done < "$BATS_TEST_TMPDIR/mounts"
+        rm -f "$BATS_TEST_TMPDIR/mounts"
+    fi
+}
+
+# mount_small DIR SIZE: a tmpfs of SIZE on DIR (made), unmounted by teardown.
+mount_small() {
+    mkdir -p "$1"
+    mount -t tmpfs -o "size=$2,mode=0700" tmpfs "$1"
+    echo "$1" >> "$BATS_TEST_TMPDIR/mounts"
 }
 
 # What the servers saw.

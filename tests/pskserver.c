@@ -27,6 +27,7 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <openssl/ssl.h>
+#include "libctx.h"
 #include "listen.h"
 
 #define REQ_MAX (16 * 1024)
@@ -157,7 +158,7 @@ static void usage(void)
     fprintf(stderr, "usage: pskserver --cert FILE --key FILE [--port N] [--port-file FILE]\n"
             "  [--log FILE] [--tls12|--tls13] [--tickets N] [--no-resume|--refuse]\n"
             "  [--lifetime N] [--big-tickets N] [--max N] [--ctx-per-conn]\n"
-            "  [--verify] [--no-sid] [--no-ems] [--staple FILE]\n");
+            "  [--verify] [--no-sid] [--no-ems] [--libctx] [--staple FILE]\n");
     exit(2);
 }
 
@@ -225,6 +226,7 @@ static void handle(SSL_CTX *ctx, int fd, long seq, FILE *log)
 }
 
 static const char *cert, *key, *staple_file;
+static OSSL_LIB_CTX *libctx; /* --libctx */
 
 /* Staples what the file holds now, or nothing when it is missing. */
 static int staple_cb(SSL *s, void *arg)
@@ -247,7 +249,7 @@ static int version, no_resume, refuse, verify, no_sid, no_ems;
 /* The server's context, as configured by the options; NULL on failure. */
 static SSL_CTX *make_ctx(void)
 {
-    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    SSL_CTX *ctx = SSL_CTX_new_ex(libctx, NULL, TLS_server_method());
     if (!ctx
         || SSL_CTX_use_certificate_chain_file(ctx, cert) != 1
         || SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1
@@ -314,6 +316,10 @@ int main(int argc, char **argv)
             else if (!strcmp(a, "--verify")) verify = 1;
             else if (!strcmp(a, "--no-sid")) no_sid = 1;
             else if (!strcmp(a, "--no-ems")) no_ems = 1;
+            else if (!strcmp(a, "--libctx")) {
+                if ((libctx = own_libctx()) == NULL)
+                    return 1;
+            }
             else usage();
         }
         i += takes;

@@ -64,6 +64,25 @@ print(urllib.request.urlopen('https://localhost:$PORT/', context=ctx).status)"
     [ "$(resumed)" -eq 9 ]
 }
 
+@test "a process making many connections serves itself from memory: the store is locked twice, not per connection" {
+    start_psk
+    # the kernel's record of the store's locks and renames
+    run strace -f -qq -o "$BATS_TEST_TMPDIR/trace" -e trace=flock,rename,renameat,renameat2 \
+        env RESUMESHIM_STORE="$STORE" LD_PRELOAD="$PRELOAD" "$CLIENT" --cafile "$CA" --n 100 "$PORT"
+    assert_success
+    assert_output "reused=99 of=100 failed=0"
+    # the first connection, which finds nothing in memory, and the exit
+    # that leaves what is left to the store
+    assert_equal "$(grep -c 'flock(.*LOCK_EX' "$BATS_TEST_TMPDIR/trace")" 2
+    [ "$(grep -c 'rename' "$BATS_TEST_TMPDIR/trace")" -le 2 ]
+    # which the next process resumes from
+    run stored "$CLIENT" --cafile "$CA" "$PORT"
+    assert_output "reused=1 of=1 failed=0"
+    run offered_twice
+    assert_output ""
+    [ "$(resumed)" -eq 100 ]
+}
+
 @test "8 processes at once: no TLS 1.3 ticket is offered twice, across processes" {
     start_psk --tickets 2
     stored "$CLIENT" --cafile "$CA" --n 4 "$PORT"
@@ -141,6 +160,109 @@ print(urllib.request.urlopen('https://localhost:$PORT/', context=ctx).status)"
     assert_output --partial "reused=2 of=3 failed=0"
     [ "$(grep -c 'not private' <<< "$output")" -eq 1 ]
     [ -z "$(ls -A "$STORE")" ]
+}
+
+# mine DIR: a private directory of the user's own files, with the names
+# the store gives its own; snapshot DIR: every file's name, type, mode,
+# size, time and bytes, and the directory's own (which changes when a file
+# is added or removed).
+mine() {
+    mkdir -m 0700 "$1"
+    printf 'my notes\n' > "$1/s-notes.txt"
+    printf 'scratch\n' > "$1/tmp"
+    printf 'pepper\n' > "$1/salt"
+    : > "$1/lock"
+    printf 'resumeshim-ticket-keys 1\nnot yours\n' > "$1/ticket-keys"
+    printf '# notes\n' > "$1/notes.md"
+    chmod 0600 "$1"/*
+    # an entry by the store's own naming, as a file of the user's
+    printf 'resumeshim-store 1\nserver %s\n' "$(printf x | sha256sum | cut -c1-64)" \
+        > "$1/s-$(printf y | sha256sum | cut -c1-64)"
+    chmod 0600 "$1"/s-*
+    touch -d '2020-01-01' "$1"/* "$1"
+}
+snapshot() {
+    (cd "$1" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort &&
+        find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
+}
+
+@test "a directory of the user's files is never changed, in client or server mode; one warning" {
+    local d="$BATS_TEST_TMPDIR/mine" before i
+    mine "$d"
+    before=$(snapshot "$d")
+    start_psk --tickets 2
+    for i in $(seq 5); do
+        run env RESUMESHIM_STORE="$d" LD_PRELOAD="$PRELOAD" "$CLIENT" --cafile "$CA" --n 3 "$PORT"
+        assert_success
+        # the program runs on, with sessions in memory
+        assert_output --partial "reused=2 of=3 failed=0"
+        [ "$(grep -c 'RESUMESHIM_STORE' <<< "$output")" -eq 1 ]
+        assert_output --partial "$d holds files and no resumeshim-store file"
+    done
+    # a relative name, and the command, which defaults the store on
+    (cd "$d" && RESUMESHIM_STORE=. LD_PRELOAD="$PRELOAD" "$CLIENT" --cafile "$CA" --n 3 "$PORT")
+    run "$ROOT/scripts/resumeshim" --store "$d" "$CLIENT" --cafile "$CA" --n 3 "$PORT"
+    assert_output --partial "reused=2 of=3 failed=0"
+    run "$ROOT/scripts/resumeshim" --store "$d" clear
+    assert_failure 1
+    assert_output --partial "not a store"
+    run "$ROOT/scripts/resumeshim" --store "$d" list
+    assert_failure 1
+    # the server mode, whose key file would be the store's ticket-keys:
+    # servers started twice, each resuming on keys of its own
+    local sd="$BATS_TEST_TMPDIR/server" port
+    mkdir "$sd"
+    for i in 1 2; do
+        RESUMESHIM_SERVER=1 RESUMESHIM_STORE="$d" LD_PRELOAD="$PRELOAD" "$PSKSERVER" \
+            --cert "$CERT" --key "$KEY" --port-file "$sd/port.$i" --log "$sd/log.$i" \
+            --ctx-per-conn 2> "$sd/err.$i" 3>&- &
+        echo $! >> "$BATS_TEST_TMPDIR/pids"
+        local j
+        for j in $(seq 100); do [ -s "$sd/port.$i" ] && break; sleep 0.05; done
+        port=$(cat "$sd/port.$i")
+        run env RESUMESHIM_STORE="$d" LD_PRELOAD="$PRELOAD" "$CLIENT" --cafile "$CA" --n 4 "$port"
+        assert_output --partial "reused=3 of=4 failed=0"
+        [ "$(grep -c 'resumed=1' "$sd/log.$i")" -eq 3 ]
+        [ "$(grep -c 'RESUMESHIM_STORE' "$sd/err.$i")" -eq 1 ]
+    done
+    assert_equal "$(snapshot "$d")" "$before"
+}
+
+@test "an empty directory becomes the store, marked as its own" {
+    mkdir -m 0700 "$STORE"
+    start_psk
+    stored "$CLIENT" --cafile "$CA" "$PORT"
+    [ -f "$STORE/resumeshim-store" ]
+    run stored "$CLIENT" --cafile "$CA" "$PORT"
+    assert_output "reused=1 of=1 failed=0"
+    # without its mark, a store is the user's directory again: left alone
+    rm "$STORE/resumeshim-store"
+    before=$(snapshot "$STORE")
+    run stored "$CLIENT" --cafile "$CA" --n 2 "$PORT"
+    assert_output --partial "reused=1 of=2 failed=0"
+    assert_output --partial "not a store"
+    assert_equal "$(snapshot "$STORE")" "$before"
+}
+
+@test "a store directory others can read (0755, 0750, 0701) is refused with one warning, left as it is" {
+    start_psk
+    local m
+    for m in 755 750 701; do
+        rm -rf "$STORE"
+        mkdir -m "$m" "$STORE"
+        run stored "$CLIENT" --cafile "$CA" --n 3 "$PORT"
+        assert_success
+        assert_output --partial "reused=2 of=3 failed=0"
+        [ "$(grep -c 'RESUMESHIM_STORE' <<< "$output")" -eq 1 ]
+        assert_output --partial "$STORE is not private (owner uid 0, mode $m;"
+        [ -z "$(ls -A "$STORE")" ]
+        [ "$(stat -c %a "$STORE")" = "$m" ]
+    done
+    # at 0700 it is the store's
+    chmod 0700 "$STORE"
+    stored "$CLIENT" --cafile "$CA" "$PORT"
+    run stored "$CLIENT" --cafile "$CA" "$PORT"
+    assert_output "reused=1 of=1 failed=0"
 }
 
 @test "a store file others could read or write is refused, not used" {
@@ -347,6 +469,30 @@ print(urllib.request.urlopen('https://localhost:$PORT/', context=ctx).status)"
     done
     run offered_twice
     assert_output ""
+}
+
+@test "a full file system: a write cut short leaves no tmp file of secrets, and costs no connection" {
+    local fs="$BATS_TEST_TMPDIR/small" i
+    mount_small "$fs" 64k
+    STORE="$fs/store"
+    # tickets of about 6 KB: every entry is more than a page
+    start_psk --big-tickets 6000
+    run stored "$CLIENT" --cafile "$CA" --sni a.test --n 2 "$PORT"
+    assert_output "reused=1 of=2 failed=0"
+    [ "$(entries | wc -l)" -eq 1 ]
+    # full but for one page: the next version of an entry is cut short
+    dd if=/dev/zero of="$fs/fill" bs=4k 2> /dev/null || true
+    truncate -s -4096 "$fs/fill"
+    [ "$(stat -f -c %a "$fs")" -eq 1 ]
+    for i in b c d e; do
+        run stored "$CLIENT" --cafile "$CA" --sni "$i.test" --n 2 "$PORT"
+        assert_success
+        assert_output --partial "reused=1 of=2 failed=0"
+        # the new server's entry could not be written, and nothing is left
+        [ "$(entries | wc -l)" -eq 1 ]
+        [ ! -e "$STORE/tmp" ]
+        [ "$(stat -f -c %a "$fs")" -eq 1 ]
+    done
 }
 
 @test "a fork while a thread holds the store's lock: no child keeps it" {

@@ -252,6 +252,7 @@ server_hash() { printf '%s\n%s' "$SALT" "$1" | sha256sum | cut -c1-64; }
 make_store() {
     local d="$1" t
     mkdir -m 700 "$d"
+    : > "$d/resumeshim-store"
     NOW=$(date +%s)
     SALT=$(head -c 32 /dev/urandom | sha256sum | cut -c1-64)
     echo "resumeshim-store 1 $SALT" > "$d/salt"
@@ -349,7 +350,8 @@ make_store() {
     assert_output ""
     run ls -A "$s"
     assert_output "lock
-other"
+other
+resumeshim-store"
     run "$RS" --store "$s" list
     assert_output ""
     # Nothing to clear: still fine.
@@ -360,21 +362,26 @@ other"
     [ ! -e "$BATS_TEST_TMPDIR/none" ]
 }
 
-@test "list and clear refuse a store writable by others or owned by another user" {
+@test "list and clear refuse a store others can read or write, or owned by another user" {
     s="$BATS_TEST_TMPDIR/store"
     make_store "$s"
     chmod 777 "$s"
     run --separate-stderr "$RS" --store "$s" list
     assert_failure 1
     assert_output ""
-    [[ "$stderr" == *"refusing a store writable by others (mode 777)"* ]]
+    [[ "$stderr" == *"refusing a store others can read or write (mode 777)"* ]]
     run --separate-stderr "$RS" --store "$s" clear
     assert_failure 1
-    [[ "$stderr" == *"refusing a store writable by others"* ]]
+    [[ "$stderr" == *"refusing a store others can read or write"* ]]
     [ -e "$s/salt" ]
-    chmod 720 "$s"
-    run "$RS" --store "$s" list
-    assert_failure 1
+    for m in 720 755 750 701; do
+        chmod "$m" "$s"
+        run "$RS" --store "$s" list
+        assert_failure 1
+        run "$RS" --store "$s" clear
+        assert_failure 1
+        [ -e "$s/salt" ]
+    done
     chmod 700 "$s"
     chown nobody "$s"
     run --separate-stderr "$RS" --store "$s" clear
