@@ -166,7 +166,12 @@ static bool keys_into(const struct algs *algs, struct ticket_key *k, unsigned ch
         OSSL_PARAM_octet_string(OSSL_MAC_PARAM_KEY, k->mac, sizeof k->mac),
         OSSL_PARAM_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, sizeof digest - 1),
         OSSL_PARAM_END,
+        OSSL_PARAM_END,
     };
+    /* The HMAC's digest under the context's property query too. */
+    if (algs->propq != NULL)
+        params[2] = (OSSL_PARAM)OSSL_PARAM_utf8_string(OSSL_MAC_PARAM_PROPERTIES, algs->propq,
+                                                       strlen(algs->propq));
     int ok = enc ? R(EVP_EncryptInit_ex)(cipher, algs->aes, NULL, k->aes, iv)
                  : R(EVP_DecryptInit_ex)(cipher, algs->aes, NULL, k->aes, iv);
     return ok == 1 && R(EVP_MAC_CTX_set_params)(mac, params) == 1;

@@ -246,13 +246,5 @@ PY
 @test "an application's own saved session, set on three later connections, resumes all three (TLS 1.3, and TLS 1.2 renewed)" {
     # --big-tickets: the server renews every TLS 1.2 ticket it accepts
     start_psk --big-tickets 10
-    local v
-    for v in --tls13 --tls12; do
-        : > "$SLOG"
-        run client "$v" --native-first --n 4 "$PORT"
-        assert_output "reused=3 of=4 failed=0 resumable=1"
-        run with_shim "$CLIENT" "$v" --native-first --n 4 "$PORT"
-        assert_output "reused=3 of=4 failed=0 resumable=1"
-        assert_equal "$(resumed)" 6
-    done
+    one_session_thrice
 }

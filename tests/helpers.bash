@@ -95,3 +95,18 @@ offers() { sed -n 's/.*offered=//p' "$SLOG" | grep -vc '^-$' || true; }
 # Runs the test client; with_shim does so under the shim.
 client() { timeout 120 "$CLIENT" "$@"; }
 with_shim() { LD_PRELOAD="$PRELOAD" timeout 120 "$@"; }
+
+# The C client keeps its first connection's session and sets it on three
+# later ones, without and with the shim: all three resume either way, TLS
+# 1.3 and 1.2, as the server the caller started ($PORT, $SLOG) logs it.
+one_session_thrice() {
+    local v
+    for v in --tls13 --tls12; do
+        : > "$SLOG"
+        run client "$v" --native-first --n 4 "$PORT"
+        assert_output "reused=3 of=4 failed=0 resumable=1"
+        run with_shim "$CLIENT" "$v" --native-first --n 4 "$PORT"
+        assert_output "reused=3 of=4 failed=0 resumable=1"
+        assert_equal "$(resumed)" 6
+    done
+}

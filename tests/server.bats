@@ -641,12 +641,12 @@ PY
 }
 
 @test "the ticket keys' page is locked in memory; where it cannot be, one debug line and tickets all the same" {
+    # AddressSanitizer (make test-asan) makes mlock succeed and do nothing
+    local pid locks=1
+    [[ "$PRELOAD" != *libasan* ]] || locks=0
     start_wrap RESUMESHIM_SERVER=1 -- "$CERT:$KEY"
-    local pid
     pid=$(tail -1 "$BATS_TEST_TMPDIR/pids")
-    # AddressSanitizer (make test-asan) makes mlock do nothing
-    [[ "$PRELOAD" == *libasan* ]] ||
-        [ "$(awk '/^VmLck:/ { print $2 }' "/proc/$pid/status")" -ge 4 ]
+    [ "$locks" = 0 ] || [ "$(awk '/^VmLck:/ { print $2 }' "/proc/$pid/status")" -ge 4 ]
     # without the capability and with no allowance, mlock is refused
     server_dir
     serve RESUMESHIM_SERVER=1 RESUMESHIM_LOG=debug -- capsh --drop=cap_ipc_lock -- \
@@ -654,7 +654,7 @@ PY
     run with_shim "$CLIENT" --n 5 --cafile "$CA" --sni localhost "$PORT"
     assert_output "reused=4 of=5 failed=0"
     assert_equal "$(resumed)" 4
-    assert_equal "$(grep -c 'debug: ticket keys: not locked in memory' "$D/out")" 1
+    assert_equal "$(grep -c 'debug: ticket keys: not locked in memory' "$D/out")" "$locks"
     pid=$(tail -1 "$BATS_TEST_TMPDIR/pids")
     assert_equal "$(awk '/^VmLck:/ { print $2 }' "/proc/$pid/status")" 0
 }
@@ -669,13 +669,5 @@ PY
 
 @test "server mode: an application's own saved session, set on three later connections, resumes all three" {
     start_psk_mode RESUMESHIM_SERVER=1 -- --ctx-per-conn
-    local v
-    for v in --tls13 --tls12; do
-        : > "$SLOG"
-        run client "$v" --native-first --n 4 "$PORT"
-        assert_output "reused=3 of=4 failed=0 resumable=1"
-        run with_shim "$CLIENT" "$v" --native-first --n 4 "$PORT"
-        assert_output "reused=3 of=4 failed=0 resumable=1"
-        assert_equal "$(grep -c 'status=ok .*resumed=1' "$SLOG")" 6
-    done
+    one_session_thrice
 }
