@@ -11,6 +11,7 @@
 
 #include <openssl/err.h>
 #include <openssl/hmac.h>
+#include <openssl/ocsp.h>
 #include <openssl/rand.h>
 #include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>
@@ -18,6 +19,7 @@
 struct algs; /* algs.c */
 typedef int (*shim_new_session_cb)(SSL *s, SSL_SESSION *sess);
 typedef int (*shim_cert_verify_cb)(X509_STORE_CTX *store, void *arg);
+typedef int (*shim_status_cb)(SSL *s, void *arg);
 typedef int (*shim_ticket_key_cb)(SSL *s, unsigned char *name, unsigned char *iv,
                                   EVP_CIPHER_CTX *cipher, EVP_MAC_CTX *mac, int enc);
 
@@ -131,6 +133,8 @@ struct key {
     char server[300]; /* host:port, for the store's listing (never in clear) */
     unsigned hash;    /* of the bytes, for the pool's table */
     bool reverify;    /* its callbacks are asked again before an offer */
+    bool staple;      /* it asks for a stapled OCSP response, kept with sessions */
+    bool judge;       /* ...and judges it by a status callback */
 };
 /* Settings that change a verdict but that OpenSSL 3.0 offers no getter
  * for, recorded by their hooks as the application makes them: on the
@@ -189,6 +193,12 @@ struct chain {
     STACK_OF(X509) *certs;
     unsigned char *der;
     size_t der_len;
+    /* The OCSP response stapled to it (DER), for connections that ask for
+     * one; NULL when none came. lost: a copy of it failed, and what the
+     * judge saw can no longer be shown again. */
+    unsigned char *staple;
+    size_t staple_len;
+    bool lost;
 };
 void chain_free(struct chain *c);
 struct chain chain_copy(const struct chain *c);
@@ -216,6 +226,10 @@ void pool_put(const struct key *k, struct pooled p, unsigned gen);
 /* Removes a TLS 1.3 ticket the application reuses itself: from one
  * server's pool, or (k NULL) from every pool; and keeps it out for good. */
 void pool_discard(const struct key *k, const SSL_SESSION *sess);
+/* The same for a ticket the application took (SSL_get1_session), as one
+ * its new-session callback kept: out of every pool for good, but a
+ * reservation for the store stays (pool_reserve). */
+void pool_took(const struct key *k, const SSL_SESSION *sess);
 /* A TLS 1.3 ticket the application keeps for itself (its new-session
  * callback returned 1). With a store, it is published there at exit unless
  * the application offered or serialized it meanwhile: a program that runs
@@ -227,6 +241,8 @@ void pool_unreserve(const SSL_SESSION *sess);
 /* At exit: writes to the store what this process leaves: the reserved
  * tickets and the pools' sessions. */
 void pool_flush(void);
+/* Drops every session of a server (the application refused it). */
+void pool_forget(const struct key *k);
 /* Whether the server accepted what was offered to it. */
 void pool_verdict(const struct key *k, bool resumed);
 unsigned pool_generation(void);
@@ -236,6 +252,31 @@ void pool_atfork_prepare(void);
 void pool_atfork_parent(void);
 void pool_atfork_child(void);
 
+/* ocsp.c: the application's OCSP status callback, with the staple a
+ * session's full handshake received shown again on resumption. */
+#define MAX_STAPLE_BYTES 16384
+enum ocsp_judge {
+    OCSP_NONE,    /* the connection asks for no staple */
+    OCSP_STAPLE,  /* asks for one, judged by no callback */
+    OCSP_JUDGED,  /* asks, and the application's callback judges it */
+    OCSP_UNKNOWN, /* a callback the shim does not stand in for */
+};
+void ocsp_init(void);
+/* The application sets (or clears) a context's status callback: the
+ * shim's stands in for it. False when the call is left to OpenSSL. */
+bool ocsp_set_cb(SSL_CTX *ctx, void (*fp)(void), long *ret);
+/* The application reads the callback back (parg as for the ctrl). */
+void ocsp_hide_cb(SSL_CTX *ctx, void *parg);
+enum ocsp_judge ocsp_judge_of(SSL *s);
+/* Calls the application's callback, as OpenSSL would. */
+int ocsp_ask(SSL *s);
+/* Puts the chain's staple (none: nothing) on the connection, as the
+ * response the server sent. False when it could not. */
+bool ocsp_present(SSL *s, const struct chain *c);
+/* The earliest nextUpdate in a response; none: no bound (LONG_MAX); one
+ * that cannot be read: 0. */
+time_t ocsp_valid_until(const unsigned char *der, size_t len);
+
 /* store.c: the cross-process store (RESUMESHIM_STORE). Each call opens,
  * locks and closes the store itself; false or nothing means the store could
  * not be used and the caller goes on without it. */
@@ -244,6 +285,8 @@ void store_init(const char *dir);
 bool store_on(void);
 /* Takes a session from the store: a TLS 1.3 ticket leaves it. */
 void store_take(const struct key *k, time_t now, struct pooled *out);
+/* Removes a key's entry (the application refused the server). */
+void store_forget(const struct key *k);
 void store_atfork_prepare(void);
 void store_atfork_parent(void);
 void store_atfork_child(void);
@@ -347,9 +390,14 @@ struct recorded *ctx_recorded(SSL_CTX *ctx);
  * tells the trust-store hooks whether OpenSSL is verifying right now. */
 extern _Thread_local int conn_in_handshake;
 void conn_init(void);
-void conn_begin(SSL *s, bool client);
 enum io { IO_HANDSHAKE, IO_READ, IO_WRITE };
-void conn_after(SSL *s, int ret, enum io io);
+void conn_begin(SSL *s, bool client, enum io io);
+/* True when the shim fails the call: the application's status callback
+ * refused the staple of a resumed TLS 1.2 connection. */
+bool conn_after(SSL *s, int ret, enum io io);
+/* Around the application's status callback, inside a handshake. */
+void conn_status_before(SSL *s);
+void conn_status_after(SSL *s, int verdict);
 /* A session the server sent; app_kept: the application's callback kept it. */
 void conn_session(SSL *s, SSL_SESSION *sess, bool app_kept);
 /* A connection whose handshake is done and used and whose TCP_NODELAY is

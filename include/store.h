@@ -10,17 +10,18 @@
 #define STORE_MAGIC "resumeshim-store 1"
 #define HEX_LEN 64                 /* a SHA-256 in lowercase hex */
 #define RECORD_MAX_B64 (64 * 1024) /* one session, or one peer chain */
-#define RECORD_MAX_LINE (7 + 2 * 20 + 2 * RECORD_MAX_B64 + 4)
+#define RECORD_MAX_LINE (7 + 2 * 20 + 3 * RECORD_MAX_B64 + 5)
 #define RECORDS_MAX (64 + 1)       /* the largest pool and a TLS 1.2 session */
 
-/* One session in a store file. sess and chain point into the text they
- * were parsed from: base64 of the session's DER, and of the peer's
- * certificates' DER one after another (chain_len 0: none). */
+/* One session in a store file. sess, chain and staple point into the text
+ * they were parsed from: base64 of the session's DER, of the peer's
+ * certificates' DER one after another (chain_len 0: none), and of the OCSP
+ * response stapled in the full handshake behind it (staple_len 0: none). */
 struct record {
     bool tls13;
     int64_t born, expires;
-    const char *sess, *chain;
-    size_t sess_len, chain_len;
+    const char *sess, *chain, *staple;
+    size_t sess_len, chain_len, staple_len;
 };
 
 /* The records of a store file, in order; -1 when the text is not a whole,

@@ -20,12 +20,16 @@
 struct conn {
     struct key key;
     SSL_SESSION *offered;   /* our reference to what we set, until done */
+    bool offered_kept;      /* from done on: the shim offered what resumed */
     struct chain offered_chain;
     struct chain chain;     /* the verified peer chain, from done on */
     time_t offered_born;
     time_t born;            /* the verifying full handshake behind this one */
     unsigned gen;           /* fork generation at begin */
     bool started, done, used, verified;
+    bool entry_handshake;   /* the handshake started in a handshake call */
+    bool judged;            /* the status callback saw the kept staple */
+    bool refused;           /* ...and refused it after a TLS 1.2 resumption */
     int nodelay_fd;         /* socket we switched TCP_NODELAY on, or -1 */
     unsigned n_held;
     struct pooled *held;    /* cfg.pool_size slots, allocated on demand */
@@ -229,6 +233,15 @@ static void offer(struct conn *c, SSL *s)
     pool_take(&c->key, time(NULL), &p);
     if (p.sess == NULL)
         return;
+    /* A TLS 1.2 resumption is judged by the status callback once the
+     * handshake is over (handshake_done): a handshake run inside the first
+     * SSL_read or SSL_write would have moved data first. And a staple that
+     * could not be kept exact is shown to no judge. */
+    if (p.chain.lost ||
+        (c->key.judge && !c->entry_handshake && !session_is_tls13(p.sess))) {
+        pooled_free(&p);
+        return;
+    }
     if (c->key.reverify &&
         !reverify_session(s, ctx_recorded(R(SSL_get_SSL_CTX)(s)), p.sess,
                           chain_certs(&p.chain))) {
@@ -269,7 +282,7 @@ static void offer(struct conn *c, SSL *s)
         nodelay_on(c, s);
 }
 
-void conn_begin(SSL *s, bool client)
+void conn_begin(SSL *s, bool client, enum io io)
 {
     if (!R(SSL_in_before)(s))
         return;
@@ -283,6 +296,7 @@ void conn_begin(SSL *s, bool client)
     if (c == NULL || c->started)
         return;
     c->started = true;
+    c->entry_handshake = io == IO_HANDSHAKE;
     c->gen = pool_generation();
     SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
     ctx_connecting(ctx);
@@ -308,8 +322,16 @@ static void stamp(struct conn *c, SSL *s, struct pooled *p)
 {
     p->born = c->born;
     p->expires = session_expiry(p->sess, p->born, R(SSL_get_certificate)(s));
-    if (p->chain.certs == NULL && p->chain.der == NULL)
+    if (p->chain.certs == NULL && p->chain.der == NULL && p->chain.staple == NULL &&
+        !p->chain.lost)
         p->chain = chain_copy(&c->chain);
+    /* A staple past its nextUpdate is not shown to a judge again: a full
+     * handshake brings a fresh one. */
+    if (c->key.staple) {
+        time_t until = p->chain.lost ? 0 : ocsp_valid_until(p->chain.staple, p->chain.staple_len);
+        if (until < p->expires)
+            p->expires = until;
+    }
 }
 
 static void publish_now(struct conn *c, SSL *s, struct pooled p)
@@ -325,10 +347,69 @@ static void publish_held(struct conn *c, SSL *s)
     c->n_held = 0;
 }
 
+/* The staple a connection's sessions carry: the one the server sent in a
+ * full handshake, or, on a resumed one, the one its session carried. One
+ * too large, or that cannot be copied, is lost: the connection publishes
+ * nothing (handshake_done). */
+static struct chain kept_staple(struct conn *c, SSL *s, bool reused)
+{
+    struct chain k = {0};
+    if (reused && c->offered != NULL) {
+        k.staple = c->offered_chain.staple, k.staple_len = c->offered_chain.staple_len;
+        k.lost = c->offered_chain.lost;
+        c->offered_chain.staple = NULL, c->offered_chain.staple_len = 0;
+        return k;
+    }
+    unsigned char *der = NULL;
+    long len = R(SSL_ctrl)(s, SSL_CTRL_GET_TLSEXT_STATUS_REQ_OCSP_RESP, 0, &der);
+    if (len <= 0 || der == NULL)
+        return k;
+    if (len <= MAX_STAPLE_BYTES && (k.staple = malloc((size_t)len)) != NULL) {
+        memcpy(k.staple, der, (size_t)len);
+        k.staple_len = (size_t)len;
+    } else {
+        k.lost = true;
+    }
+    return k;
+}
+
+/* The application refused the staple its session kept: the connection
+ * fails as a full handshake refused by its status callback does (an error
+ * on the queue, the handshake call failing, nothing sent after it), and the
+ * server's sessions go. */
+static void refuse(struct conn *c, SSL *s, int verdict)
+{
+    c->refused = true;
+    c->verified = false;
+    pool_forget(&c->key);
+    store_forget(&c->key);
+    R(ERR_new)();
+    R(ERR_set_debug)(__FILE__, __LINE__, __func__);
+    R(ERR_set_error)(ERR_LIB_SSL, verdict < 0 ? ERR_R_MALLOC_FAILURE : SSL_R_INVALID_STATUS_RESPONSE,
+                     NULL);
+    R(SSL_set_shutdown)(s, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
+    LOG(LOG_DEBUG, "the application's status callback refused a resumed connection");
+}
+
+/* A resumed connection whose status callback OpenSSL did not call (TLS
+ * 1.2), or that has none: it is shown the staple now, and judged. */
+static void judge_resumed(struct conn *c, SSL *s)
+{
+    /* Should the staple not fit on the connection, the callback judges
+     * its absence, and that verdict is not kept. */
+    if (!ocsp_present(s, &c->chain))
+        c->verified = false;
+    int verdict = c->key.judge ? ocsp_ask(s) : 1;
+    if (verdict <= 0)
+        refuse(c, s, verdict);
+}
+
 static void handshake_done(struct conn *c, SSL *s)
 {
     c->done = true;
     bool reused = R(SSL_session_reused)(s);
+    c->offered_kept = c->offered != NULL;
+    struct chain staple = c->key.staple ? kept_staple(c, s, reused) : (struct chain){0};
     if (!reused)
         nodelay_restore(c); /* a full TLS 1.2 handshake ends with the server */
     stat_add(reused ? ST_RESUMED : ST_FULL);
@@ -342,6 +423,8 @@ static void handshake_done(struct conn *c, SSL *s)
     /* Resumed from a session the application supplied: the verdict was not
      * reached under this key, nor is its age known. Publish nothing. */
     if (reused && c->offered == NULL)
+        c->verified = false;
+    if (staple.lost)
         c->verified = false;
     /* A TLS 1.2 resumption gets no new-session callback; a ticket the
      * server renewed lives only in the connection's session. */
@@ -363,6 +446,10 @@ static void handshake_done(struct conn *c, SSL *s)
     else if (reused)
         c->chain = c->offered_chain, c->offered_chain = (struct chain){0};
     chain_free(&c->offered_chain);
+    c->chain.staple = staple.staple, c->chain.staple_len = staple.staple_len;
+    c->chain.lost = staple.lost;
+    if (reused && c->offered_kept && c->key.staple && !c->judged)
+        judge_resumed(c, s);
 }
 
 static void notice_done(struct conn *c, SSL *s)
@@ -371,16 +458,19 @@ static void notice_done(struct conn *c, SSL *s)
         handshake_done(c, s);
 }
 
-void conn_after(SSL *s, int ret, enum io io)
+bool conn_after(SSL *s, int ret, enum io io)
 {
     struct conn *c = get(s);
     if (c == NULL || !c->started)
-        return;
+        return false;
+    bool was_done = c->done;
     notice_done(c, s);
+    if (c->refused)
+        return ret > 0 && !was_done;
     /* A completed handshake is not use: the application may still reject
      * the peer. Data read or written is. */
     if (ret <= 0 || !c->done || io == IO_HANDSHAKE)
-        return;
+        return false;
     if (io == IO_WRITE)
         nodelay_restore(c);
     if (!c->used) {
@@ -393,6 +483,7 @@ void conn_after(SSL *s, int ret, enum io io)
         conn_quiet = s;
         conn_quiet_epoch = __atomic_load_n(&conn_epoch, __ATOMIC_ACQUIRE);
     }
+    return false;
 }
 
 void conn_session(SSL *s, SSL_SESSION *sess, bool app_kept)
@@ -495,6 +586,18 @@ void conn_app_took(SSL *s, SSL_SESSION *sess)
     struct conn *c = get(s);
     if (c == NULL || c->key.len == 0 || sess == NULL || !session_is_tls13(sess))
         return;
+    /* A program that takes each ticket for a cache of its own (links2
+     * does) keeps it as one its new-session callback kept: with a store,
+     * the copy reserved for it is still written there at exit, unless the
+     * program offers or serializes the ticket first; a program run once
+     * per request never offers what it took. */
+    if (c->latest.sess != NULL && session_same_ticket(c->latest.sess, sess) &&
+        c->latest_reserved) {
+        c->latest_reserved = false;
+        pooled_free(&c->latest);
+        pool_took(&c->key, sess);
+        return;
+    }
     if (c->latest.sess != NULL && session_same_ticket(c->latest.sess, sess))
         drop_latest(c);
     for (unsigned i = 0; i < c->n_held;) {
@@ -509,8 +612,52 @@ void conn_app_took(SSL *s, SSL_SESSION *sess)
     pool_discard(&c->key, sess);
 }
 
+/* Callbacks that find a certificate's issuer in the chain compare it with
+ * the session's own leaf object (IO::Socket::SSL's status callback does,
+ * by address): a chain decoded from the store gets that object as its leaf. */
+static STACK_OF(X509) *same_leaf(STACK_OF(X509) *chain, const SSL *s)
+{
+    X509 *peer = R(SSL_get0_peer_certificate)(s);
+    OPENSSL_STACK *sk = (OPENSSL_STACK *)chain;
+    X509 *first = chain != NULL && R(OPENSSL_sk_num)(sk) > 0 ? R(OPENSSL_sk_value)(sk, 0) : NULL;
+    if (peer != NULL && first != NULL && first != peer && R(X509_cmp)(first, peer) == 0 &&
+        R(X509_up_ref)(peer) == 1) {
+        R(OPENSSL_sk_set)(sk, 0, peer);
+        R(X509_free)(first);
+    }
+    return chain;
+}
+
 STACK_OF(X509) *conn_peer_chain(const SSL *s)
 {
     struct conn *c = get((SSL *)s);
-    return c != NULL && c->done ? chain_certs(&c->chain) : NULL;
+    if (c == NULL)
+        return NULL;
+    /* Inside a resumed handshake (its status callback), the chain behind
+     * the offered session. */
+    if (!c->done && c->offered != NULL && R(SSL_session_reused)(s))
+        return same_leaf(chain_certs(&c->offered_chain), s);
+    return c->done ? same_leaf(chain_certs(&c->chain), s) : NULL;
+}
+
+void conn_status_before(SSL *s)
+{
+    struct conn *c = get(s);
+    if (c == NULL || c->done || c->offered == NULL || !c->key.staple ||
+        !R(SSL_session_reused)(s))
+        return;
+    c->judged = true;
+    /* Should the staple not fit on the connection, the callback sees none
+     * and judges that; the verdict is then not kept (nothing published). */
+    if (c->offered_chain.lost || !ocsp_present(s, &c->offered_chain))
+        c->offered_chain.lost = true;
+}
+
+void conn_status_after(SSL *s, int verdict)
+{
+    struct conn *c = get(s);
+    if (c != NULL && c->judged && verdict <= 0) {
+        pool_forget(&c->key);
+        store_forget(&c->key);
+    }
 }

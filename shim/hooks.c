@@ -84,16 +84,24 @@ EXPORT long SSL_CTX_ctrl(SSL_CTX *ctx, int cmd, long larg, void *parg)
      * its other contexts: they are the application's from then on. */
     if (on && (cmd == SSL_CTRL_SET_TLSEXT_TICKET_KEYS || cmd == SSL_CTRL_GET_TLSEXT_TICKET_KEYS))
         ctx_own_tickets(ctx);
-    return ossl_SSL_CTX_ctrl(ctx, cmd, larg, parg);
+    ret = ossl_SSL_CTX_ctrl(ctx, cmd, larg, parg);
+    /* The status callback the application set, not the shim's in its place. */
+    if (on && cmd == SSL_CTRL_GET_TLSEXT_STATUS_REQ_CB)
+        ocsp_hide_cb(ctx, parg);
+    return ret;
 }
 
 /* An application's own ticket-key callback: the older kind would lose to
- * the server mode's, which OpenSSL prefers; the newer kind replaces it. */
+ * the server mode's, which OpenSSL prefers; the newer kind replaces it. An
+ * OCSP status callback: the shim's stands in for it (ocsp.c). */
 EXPORT long SSL_CTX_callback_ctrl(SSL_CTX *ctx, int cmd, void (*fp)(void))
 {
+    long ret;
     REAL_OR(SSL_CTX_callback_ctrl, 0, (ctx, cmd, fp));
     if (cmd == SSL_CTRL_SET_TLSEXT_TICKET_KEY_CB && shim_active())
         ctx_own_tickets(ctx);
+    if (cmd == SSL_CTRL_SET_TLSEXT_STATUS_REQ_CB && shim_active() && ocsp_set_cb(ctx, fp, &ret))
+        return ret;
     return ossl_SSL_CTX_callback_ctrl(ctx, cmd, fp);
 }
 
@@ -227,12 +235,12 @@ RECORD_HOOK(SSL_set_trust, SSL, s, conn_recorded, SET_TRUST)
         REAL_OR(name, fail, args);                                             \
         bool on = shim_active() && !(conn_is_quiet(s) && !R(SSL_in_before)(s)); \
         if (on)                                                                \
-            conn_begin(s, client);                                             \
+            conn_begin(s, client, io);                                         \
         conn_in_handshake++;                                                   \
         int r = ossl_##name args;                                              \
         conn_in_handshake--;                                                   \
-        if (on)                                                                \
-            conn_after(s, r, io);                                              \
+        if (on && conn_after(s, r, io))                                        \
+            return fail;                                                       \
         return r;                                                              \
     }
 

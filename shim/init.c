@@ -71,6 +71,7 @@ static void init_once(void)
     ctx_init();
     conn_init();
     appsess_init();
+    ocsp_init();
     key_init();
     if (cfg.server)
         server_init();

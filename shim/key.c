@@ -384,6 +384,7 @@ void key_build(SSL *s, const struct recorded *conn, const struct recorded *ctx_r
 {
     k->len = 1;
     k->reverify = false;
+    k->staple = k->judge = false;
     k->bytes[0] = 1; /* format version */
     put_peer(k, s);
     put_num(k, 'v', (uint64_t)R(SSL_version)(s));
@@ -397,26 +398,26 @@ void key_build(SSL *s, const struct recorded *conn, const struct recorded *ctx_r
      * one C trampoline, as in Ruby and Perl): no key can tell two of them
      * apart, so they are not in it. Such a connection is offered a session
      * only after its callbacks accepted the session's server again
-     * (reverify.c). An OCSP status callback judges a stapled response,
-     * which only a full handshake brings, and a client certificate chosen
-     * by callback is unknown until the server asks for one: neither can
-     * be asked ahead of the handshake, so such connections never resume.
-     * OpenSSL calls the status callback only on a connection that asks
-     * for a staple; one that does not (IO::Socket::SSL installs the
-     * callback on every context, and asks only in its stapling modes)
-     * has no such judge. */
+     * (reverify.c). A client certificate chosen by callback is unknown
+     * until the server asks for one, so such connections never resume.
+     * A connection that asks for a stapled OCSP response is shown, on
+     * resumption, the staple its session's full handshake received, and
+     * its status callback judges that again (ocsp.c); whether it asks is
+     * in the key, since a session earned without asking holds no staple.
+     * A status callback the shim does not stand in for (one it did not
+     * see set) cannot be shown it: no resumption. */
     SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
-    void (*status_cb)(void) = NULL;
-    R(SSL_CTX_ctrl)(ctx, SSL_CTRL_GET_TLSEXT_STATUS_REQ_CB, 0, &status_cb);
-    if (status_cb != NULL &&
-        R(SSL_ctrl)(s, SSL_CTRL_GET_TLSEXT_STATUS_REQ_TYPE, 0, NULL) == -1)
-        status_cb = NULL;
-    if (R(SSL_CTX_get_client_cert_cb)(ctx) != NULL || status_cb != NULL) {
+    enum ocsp_judge judge = ocsp_judge_of(s);
+    if (R(SSL_CTX_get_client_cert_cb)(ctx) != NULL || judge == OCSP_UNKNOWN) {
         LOG(LOG_DEBUG, "no resumption: %s callback",
-            status_cb != NULL ? "an OCSP status" : "a client-certificate");
+            judge == OCSP_UNKNOWN ? "an unknown OCSP status" : "a client-certificate");
         k->len = 0;
         return;
     }
+    k->staple = judge != OCSP_NONE;
+    k->judge = judge == OCSP_JUDGED;
+    if (k->staple)
+        put_num(k, 'O', (uint64_t)R(SSL_ctrl)(s, SSL_CTRL_GET_TLSEXT_STATUS_REQ_TYPE, 0, NULL));
     /* Pools of connections whose callbacks are asked again keep the peer
      * chain for them; the others need not. */
     k->reverify = reverify_needed(s, ctx_rec);

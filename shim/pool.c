@@ -432,13 +432,14 @@ static void discard_from(struct server *sv, const SSL_SESSION *sess, struct drop
     }
 }
 
-void pool_discard(const struct key *k, const SSL_SESSION *sess)
+static void discard(const struct key *k, const SSL_SESSION *sess, bool keep_reserved)
 {
     struct dropped d = {0};
     uint64_t digest = ticket_digest(sess);
     pthread_mutex_lock(&lock);
     disown(digest);
-    unreserve(digest);
+    if (!keep_reserved)
+        unreserve(digest);
     struct server *sv, *tmp;
     if (k != NULL) {
         HASH_FIND_BYHASHVALUE(hh, servers, k->bytes, k->len, k->hash, sv);
@@ -446,6 +447,33 @@ void pool_discard(const struct key *k, const SSL_SESSION *sess)
             discard_from(sv, sess, &d);
     } else {
         HASH_ITER(hh, servers, sv, tmp) discard_from(sv, sess, &d);
+    }
+    unlock_and_free(&d);
+}
+
+void pool_discard(const struct key *k, const SSL_SESSION *sess)
+{
+    discard(k, sess, false);
+}
+
+void pool_took(const struct key *k, const SSL_SESSION *sess)
+{
+    discard(k, sess, true);
+}
+
+void pool_forget(const struct key *k)
+{
+    struct dropped d = {0};
+    struct server *sv;
+    pthread_mutex_lock(&lock);
+    HASH_FIND_BYHASHVALUE(hh, servers, k->bytes, k->len, k->hash, sv);
+    if (sv != NULL) {
+        for (unsigned i = 0; i < sv->n13; i++)
+            drop(&d, sv->t13[i], ST_EVICTED);
+        sv->n13 = 0;
+        if (sv->t12.p.sess != NULL)
+            drop(&d, sv->t12, ST_EVICTED);
+        sv->t12 = (struct slot){0};
     }
     unlock_and_free(&d);
 }

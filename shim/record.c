@@ -6,6 +6,7 @@
  *   resumeshim-store 1
  *   server <sha-256 hex of the salt and host:port>
  *   tls1.3 <born> <expires> <base64 session DER> <base64 peer chain DER, or ->
+ *          [<base64 stapled OCSP response DER>]
  *   tls1.2 ...
  *
  * Any line out of place makes the whole file unreadable: the store then
@@ -126,8 +127,13 @@ static bool parse_record(const char **p, const char *end, struct record *r)
         return false;
     if (!field(p, end, &s, &n, ' ') || !number(s, n, &r->born) ||
         !field(p, end, &s, &n, ' ') || !number(s, n, &r->expires) ||
-        !field(p, end, &r->sess, &r->sess_len, ' ') || !all_b64(r->sess, r->sess_len) ||
-        !field(p, end, &r->chain, &r->chain_len, '\n'))
+        !field(p, end, &r->sess, &r->sess_len, ' ') || !all_b64(r->sess, r->sess_len))
+        return false;
+    r->staple = NULL;
+    r->staple_len = 0;
+    if (!field(p, end, &r->chain, &r->chain_len, '\n') &&
+        (!field(p, end, &r->chain, &r->chain_len, ' ') ||
+         !field(p, end, &r->staple, &r->staple_len, '\n') || !all_b64(r->staple, r->staple_len)))
         return false;
     if (r->chain_len == 1 && r->chain[0] == '-')
         r->chain_len = 0;
@@ -195,7 +201,8 @@ static size_t num_len(int64_t v)
 size_t record_line_len(const struct record *r)
 {
     return 7 + num_len(r->born) + 1 + num_len(r->expires) + 1 + r->sess_len + 1 +
-           (r->chain_len > 0 ? r->chain_len : 1) + 1;
+           (r->chain_len > 0 ? r->chain_len : 1) + (r->staple_len > 0 ? 1 + r->staple_len : 0) +
+           1;
 }
 
 size_t record_line(char *out, const struct record *r)
@@ -214,6 +221,11 @@ size_t record_line(char *out, const struct record *r)
         out[o++] = '-';
     memcpy(out + o, r->chain, r->chain_len);
     o += r->chain_len;
+    if (r->staple_len > 0) {
+        out[o++] = ' ';
+        memcpy(out + o, r->staple, r->staple_len);
+        o += r->staple_len;
+    }
     out[o++] = '\n';
     return o;
 }

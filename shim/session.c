@@ -9,6 +9,7 @@ void chain_free(struct chain *c)
     if (c->certs != NULL)
         R(OPENSSL_sk_pop_free)((OPENSSL_STACK *)c->certs, (OPENSSL_sk_freefunc)R(X509_free));
     free(c->der);
+    free(c->staple);
     *c = (struct chain){0};
 }
 
@@ -20,6 +21,13 @@ struct chain chain_copy(const struct chain *c)
     else if (c->der != NULL && (copy.der = malloc(c->der_len)) != NULL) {
         memcpy(copy.der, c->der, c->der_len);
         copy.der_len = c->der_len;
+    }
+    copy.lost = c->lost;
+    if (c->staple != NULL && (copy.staple = malloc(c->staple_len)) != NULL) {
+        memcpy(copy.staple, c->staple, c->staple_len);
+        copy.staple_len = c->staple_len;
+    } else if (c->staple != NULL) {
+        copy.lost = true;
     }
     return copy;
 }
@@ -58,9 +66,12 @@ unsigned char *chain_encode(const struct chain *c, size_t *len)
 {
     *len = 0;
     if (c->certs == NULL) {
-        struct chain copy = chain_copy(c);
-        *len = copy.der_len;
-        return copy.der;
+        unsigned char *der = c->der != NULL ? malloc(c->der_len) : NULL;
+        if (der != NULL) {
+            memcpy(der, c->der, c->der_len);
+            *len = c->der_len;
+        }
+        return der;
     }
     const OPENSSL_STACK *sk = (const OPENSSL_STACK *)c->certs;
     int n = R(OPENSSL_sk_num)(sk);

@@ -622,8 +622,8 @@ void store_atfork_child(void)
 
 static bool decode(const struct record *r, struct pooled *out)
 {
-    unsigned char *der = malloc(r->sess_len + r->chain_len);
-    size_t len, clen = 0;
+    unsigned char *der = malloc(r->sess_len + r->chain_len + r->staple_len);
+    size_t len, clen = 0, slen = 0;
     const unsigned char *p = der;
     *out = (struct pooled){.born = r->born, .expires = r->expires};
     out->sess = der != NULL && b64_decode(r->sess, r->sess_len, der, &len)
@@ -633,6 +633,16 @@ static bool decode(const struct record *r, struct pooled *out)
         b64_decode(r->chain, r->chain_len, der, &clen) && (out->chain.der = malloc(clen)) != NULL) {
         memcpy(out->chain.der, der, clen);
         out->chain.der_len = clen;
+    }
+    /* The staple is what a judge saw: a record whose staple cannot be
+     * restored exactly is not offered. */
+    if (out->sess != NULL && r->staple_len > 0 &&
+        (!b64_decode(r->staple, r->staple_len, der, &slen) ||
+         (out->chain.staple = malloc(slen)) == NULL)) {
+        pooled_free(out);
+    } else if (out->sess != NULL && r->staple_len > 0) {
+        memcpy(out->chain.staple, der, slen);
+        out->chain.staple_len = slen;
     }
     free(der);
     if (out->sess == NULL || session_is_tls13(out->sess) != r->tls13 ||
@@ -687,15 +697,21 @@ static struct stored *encode(const struct pooled *p)
     unsigned char *chain = chain_encode(&p->chain, &clen);
     if (clen > RECORD_MAX_B64 / 4 * 3)
         clen = 0; /* a chain too big to keep: the session alone */
+    if (p->chain.lost || p->chain.staple_len > RECORD_MAX_B64 / 4 * 3) {
+        free(chain);
+        return NULL; /* a staple not kept exact: the session is not kept */
+    }
     struct stored *st = NULL;
     unsigned char *der = NULL;
     char *b64 = NULL;
     size_t sb = 4 * (((size_t)slen + 2) / 3), cb = 4 * ((clen + 2) / 3);
-    struct record r = {.born = p->born, .expires = p->expires, .sess_len = sb, .chain_len = cb};
+    size_t ob = 4 * ((p->chain.staple_len + 2) / 3);
+    struct record r = {.born = p->born, .expires = p->expires, .sess_len = sb, .chain_len = cb,
+                       .staple_len = ob};
     size_t line = record_line_len(&r);
     if (slen > 0 && (size_t)slen <= RECORD_MAX_B64 / 4 * 3 &&
         (st = malloc(sizeof *st + line)) != NULL && (der = malloc((size_t)slen)) != NULL &&
-        (b64 = malloc(sb + cb)) != NULL) {
+        (b64 = malloc(sb + cb + ob + 1)) != NULL) {
         unsigned char *q = der;
         R(i2d_SSL_SESSION)(p->sess, &q);
         r.tls13 = session_is_tls13(p->sess);
@@ -703,6 +719,8 @@ static struct stored *encode(const struct pooled *p)
         r.chain = b64 + sb;
         r.sess_len = b64_encode(der, (size_t)slen, b64);
         r.chain_len = b64_encode(chain, clen, b64 + sb);
+        r.staple = b64 + sb + cb;
+        r.staple_len = b64_encode(p->chain.staple, p->chain.staple_len, b64 + sb + cb);
         st->tls13 = r.tls13;
         st->expires = r.expires;
         st->len = record_line(st->line, &r);
@@ -714,6 +732,17 @@ static struct stored *encode(const struct pooled *p)
     free(der);
     free(b64);
     return st;
+}
+
+void store_forget(const struct key *k)
+{
+    int saved = errno;
+    struct stored st;
+    struct op op;
+    if (op_begin(&op) && name_entry(op.dfd, k, &st))
+        unlinkat(op.dfd, st.name, 0);
+    op_end(&op);
+    errno = saved;
 }
 
 /* Named with the salt last seen, without touching the store: a program

@@ -40,7 +40,16 @@
  *   --client-cert F   send the certificate and key in PEM file F
  *   --verify-cb       install a verify callback (accepts what OpenSSL did)
  *   --cert-verify-cb  install a certificate-verify callback (runs OpenSSL's)
- *   --ocsp-cb         install an OCSP status callback (accepts anything)
+ *   --ocsp-cb POLICY  install an OCSP status callback that judges the
+ *                     stapled response by POLICY: any (accepts anything),
+ *                     must (refuses a connection without one),
+ *                     refuse-status=good|revoked|unknown (refuses a response
+ *                     giving that status), refuse-responder=CN (refuses a
+ *                     response signed by the responder named CN); prints
+ *                     "status_calls=C stapled=S distinct=D": how often it
+ *                     ran, how often it found a staple, and how many
+ *                     different staples it found; the program fails when
+ *                     SSL_CTX_get_tlsext_status_cb returns another callback
  *   --ocsp-request    ask the server for a stapled OCSP response
  *   --pin F           the callbacks above also require the server's
  *                     certificate to be the one in PEM file F (found through
@@ -92,7 +101,9 @@
 #include <unistd.h>
 
 #include <openssl/err.h>
+#include <openssl/ocsp.h>
 #include <openssl/pem.h>
+#include <openssl/sha.h>
 #include <openssl/x509v3.h>
 #include <openssl/ssl.h>
 #include "libctx.h"
@@ -100,7 +111,8 @@
 /* What differs between the two configurations of --alt. */
 struct profile {
     const char *sni, *cafile, *capath, *verify_host, *ciphers, *client_cert;
-    int verify_cb, cert_verify_cb, purpose, ocsp_cb, ocsp_request;
+    const char *ocsp_cb;
+    int verify_cb, cert_verify_cb, purpose, ocsp_request;
     X509 *pin;
     SSL_CTX *ctx;
 };
@@ -194,10 +206,66 @@ static int cert_verify_cb(X509_STORE_CTX *store, void *arg)
     return ok;
 }
 
+static int status_calls, stapled, distinct;
+static unsigned char staples[16][SHA256_DIGEST_LENGTH];
+
+static void count_staple(const unsigned char *der, long len)
+{
+    unsigned char md[SHA256_DIGEST_LENGTH];
+    SHA256(der, (size_t)len, md);
+    pthread_mutex_lock(&lock);
+    stapled++;
+    int i;
+    for (i = 0; i < distinct && memcmp(staples[i], md, sizeof md) != 0; i++)
+        ;
+    if (i == distinct && distinct < 16)
+        memcpy(staples[distinct++], md, sizeof md);
+    pthread_mutex_unlock(&lock);
+}
+
+/* Whether a response names the responder CN, or gives a status. */
+static int responder_is(OCSP_BASICRESP *bs, const char *cn)
+{
+    const ASN1_OCTET_STRING *id = NULL;
+    const X509_NAME *name = NULL;
+    char text[256];
+    return OCSP_resp_get0_id(bs, &id, &name) == 1 && name != NULL &&
+           X509_NAME_get_text_by_NID((X509_NAME *)name, NID_commonName, text, sizeof text) > 0 &&
+           strcmp(text, cn) == 0;
+}
+
+static int gives_status(OCSP_BASICRESP *bs, const char *status)
+{
+    static const char *const names[] = {"good", "revoked", "unknown"};
+    for (int i = 0; i < OCSP_resp_count(bs); i++) {
+        int st = OCSP_single_get0_status(OCSP_resp_get0(bs, i), NULL, NULL, NULL, NULL);
+        if (st >= 0 && st <= 2 && strcmp(names[st], status) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 static int ocsp_cb(SSL *s, void *arg)
 {
-    (void)s, (void)arg;
-    return 1;
+    const struct profile *p = arg;
+    const unsigned char *der = NULL;
+    long len = SSL_get_tlsext_status_ocsp_resp(s, &der);
+    __atomic_fetch_add(&status_calls, 1, __ATOMIC_RELAXED);
+    if (len > 0 && der != NULL)
+        count_staple(der, len);
+    else
+        return strcmp(p->ocsp_cb, "must") != 0;
+    const unsigned char *q = der;
+    OCSP_RESPONSE *resp = d2i_OCSP_RESPONSE(NULL, &q, len);
+    OCSP_BASICRESP *bs = resp != NULL ? OCSP_response_get1_basic(resp) : NULL;
+    int ok = 1;
+    if (!strncmp(p->ocsp_cb, "refuse-status=", 14))
+        ok = bs != NULL && !gives_status(bs, p->ocsp_cb + 14);
+    else if (!strncmp(p->ocsp_cb, "refuse-responder=", 17))
+        ok = bs != NULL && !responder_is(bs, p->ocsp_cb + 17);
+    OCSP_BASICRESP_free(bs);
+    OCSP_RESPONSE_free(resp);
+    return ok;
 }
 
 static X509 *read_cert(const char *file)
@@ -244,8 +312,18 @@ static SSL_CTX *make_ctx(const struct profile *p)
         SSL_CTX_set_purpose(ctx, X509_PURPOSE_SSL_SERVER);
     if (p->cert_verify_cb)
         SSL_CTX_set_cert_verify_callback(ctx, cert_verify_cb, (void *)p);
-    if (p->ocsp_cb)
+    if (p->ocsp_cb) {
         SSL_CTX_set_tlsext_status_cb(ctx, ocsp_cb);
+        SSL_CTX_set_tlsext_status_arg(ctx, (void *)p);
+        /* the callback reads back as the one set, whoever stands in for it */
+        int (*got)(SSL *, void *) = NULL;
+        SSL_CTX_get_tlsext_status_cb(ctx, &got);
+        if (got != ocsp_cb) {
+            fprintf(stderr, "client: the status callback read back is not the one set\n");
+            SSL_CTX_free(ctx);
+            return NULL;
+        }
+    }
     if (p->ocsp_request)
         SSL_CTX_set_tlsext_status_type(ctx, TLSEXT_STATUSTYPE_ocsp);
     if (p->ciphers)
@@ -484,7 +562,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--client-cert")) prof->client_cert = argv[++i];
         else if (!strcmp(a, "--verify-cb")) prof->verify_cb = 1;
         else if (!strcmp(a, "--cert-verify-cb")) prof->cert_verify_cb = 1;
-        else if (!strcmp(a, "--ocsp-cb")) prof->ocsp_cb = 1;
+        else if (!strcmp(a, "--ocsp-cb")) prof->ocsp_cb = argv[++i];
         else if (!strcmp(a, "--ocsp-request")) prof->ocsp_request = 1;
         else if (!strcmp(a, "--pin")) {
             if ((prof->pin = read_cert(argv[++i])) == NULL)
@@ -571,6 +649,8 @@ int main(int argc, char **argv)
         printf(" callback_sessions=%d", cb_sessions);
     if (foreign)
         printf(" foreign=%d", foreign_ok);
+    if (profiles[0].ocsp_cb || profiles[1].ocsp_cb)
+        printf(" status_calls=%d stapled=%d distinct=%d", status_calls, stapled, distinct);
     if (nb)
         printf(" polled=%d", nb_waits);
     if (generic && profiles[0].ctx)

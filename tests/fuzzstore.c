@@ -27,14 +27,15 @@ static size_t valid_file(char *out)
     int n = (int)(next() % 4);
     for (int i = 0; i < n; i++) {
         unsigned char der[300];
-        char b1[400], b2[400];
+        char b1[400], b2[400], b3[400];
         size_t dl = 1 + next() % sizeof der;
         for (size_t j = 0; j < dl; j++)
             der[j] = (unsigned char)next();
         struct record r = {.tls13 = next() % 2, .born = next(), .expires = next(), .sess = b1,
-                           .chain = b2};
+                           .chain = b2, .staple = b3};
         r.sess_len = b64_encode(der, dl, b1);
         r.chain_len = next() % 2 ? b64_encode(der, dl / 2 + 1, b2) : 0;
+        r.staple_len = next() % 2 ? b64_encode(der, dl / 3 + 1, b3) : 0;
         len += record_line(out + len, &r);
     }
     return len;
@@ -99,7 +100,9 @@ int main(int argc, char **argv)
             size_t got;
             if (recs[i].sess < text || recs[i].sess + recs[i].sess_len > text + len ||
                 (recs[i].chain_len && (recs[i].chain < text ||
-                                       recs[i].chain + recs[i].chain_len > text + len))) {
+                                       recs[i].chain + recs[i].chain_len > text + len)) ||
+                (recs[i].staple_len && (recs[i].staple < text ||
+                                        recs[i].staple + recs[i].staple_len > text + len))) {
                 fprintf(stderr, "record %d points outside the text\n", i);
                 return 1;
             }

@@ -29,11 +29,13 @@ setup_file() {
     CA="$BATS_FILE_TMPDIR/ca.pem" CERT="$BATS_FILE_TMPDIR/server.pem"
     KEY="$BATS_FILE_TMPDIR/server.key"
     export CA CERT KEY
-    mx_nginx nginx nginx-stateful nginx-close
+    make_staple "$BATS_FILE_TMPDIR" good good.der
+    make_staple "$BATS_FILE_TMPDIR" revoked revoked.der
+    mx_nginx nginx nginx-stateful nginx-close nginx-staple
     mx_s_server
     local s
     for s in nginx13 nginx12 nginx-stateful13 nginx-stateful12 nginx-close13 nginx-close12 \
-             s_server13 s_server12; do
+             nginx-staple13 nginx-staple12 s_server13 s_server12; do
         wait_port "$(srv_port "$s")"
     done
 }
@@ -126,9 +128,16 @@ urls() {
     row nginx12 0 $((N - 1)) ruby "$P/fetch.rb" localhost @PORT@ "$N" "$CA"
 }
 
-@test "Perl LWP::UserAgent, IO::Socket::SSL's default (OCSP stapling asked for): not resumed" {
-    row nginx13 0 0 perl "$P/lwp.pl" localhost @PORT@ "$N" "$CA"
-    row nginx12 0 0 perl "$P/lwp.pl" localhost @PORT@ "$N" "$CA"
+# Perl's IO::Socket::SSL (and LWP through it) asks for a stapled OCSP
+# response and judges it in a status callback; a resumed connection is
+# shown the staple its session's full handshake received.
+@test "Perl LWP::UserAgent, defaults (OCSP stapling asked for), against nginx with and without a staple" {
+    local v s
+    for v in 13 12; do
+        for s in nginx nginx-staple; do
+            row $s$v 0 $((N - 1)) perl "$P/lwp.pl" localhost @PORT@ "$N" "$CA"
+        done
+    done
 }
 
 @test "Perl LWP::UserAgent with SSL_ocsp_mode => SSL_OCSP_NO_STAPLE" {
@@ -136,14 +145,41 @@ urls() {
     row nginx12 0 $((N - 1)) perl "$P/lwp.pl" localhost @PORT@ "$N" "$CA" no-staple
 }
 
-@test "Perl IO::Socket::SSL, default (OCSP stapling asked for): not resumed" {
-    row nginx13 0 0 perl "$P/iosocketssl.pl" localhost @PORT@ "$N" "$CA"
-    row nginx12 0 0 perl "$P/iosocketssl.pl" localhost @PORT@ "$N" "$CA"
+@test "Perl IO::Socket::SSL, defaults (OCSP stapling asked for), against nginx with and without a staple" {
+    local v s
+    for v in 13 12; do
+        for s in nginx nginx-staple; do
+            row $s$v 0 $((N - 1)) perl "$P/iosocketssl.pl" localhost @PORT@ "$N" "$CA"
+        done
+    done
+}
+
+@test "Perl IO::Socket::SSL with SSL_OCSP_MUST_STAPLE: resumed connections are shown the staple" {
+    row nginx-staple13 0 $((N - 1)) perl "$P/iosocketssl.pl" localhost @PORT@ "$N" "$CA" must-staple
+    row nginx-staple12 0 $((N - 1)) perl "$P/iosocketssl.pl" localhost @PORT@ "$N" "$CA" must-staple
 }
 
 @test "Perl IO::Socket::SSL with SSL_ocsp_mode => SSL_OCSP_NO_STAPLE" {
     row nginx13 0 $((N - 1)) perl "$P/iosocketssl.pl" localhost @PORT@ "$N" "$CA" no-staple
     row nginx12 0 $((N - 1)) perl "$P/iosocketssl.pl" localhost @PORT@ "$N" "$CA" no-staple
+}
+
+@test "Perl against a revoked staple: every connection fails, as without the shim, nothing offered" {
+    # The tests' server logs the identities each ClientHello offered.
+    local v prog
+    for v in --tls13 --tls12; do
+        for prog in lwp iosocketssl; do
+            start_psk $v --staple "$BATS_FILE_TMPDIR/revoked.der"
+            run timeout 120 perl "$P/$prog.pl" localhost "$PORT" "$N" "$CA"
+            assert_failure
+            assert_output "ok 0"
+            run env LD_PRELOAD="$PRELOAD" timeout 120 perl "$P/$prog.pl" localhost "$PORT" "$N" "$CA"
+            assert_failure
+            assert_output "ok 0"
+            assert_equal "$(connections)" $((2 * N))
+            assert_equal "$(offers)" 0
+        done
+    done
 }
 
 @test "curl, N URLs in one process: its own session cache, unchanged by the shim" {
@@ -173,16 +209,27 @@ wrk_run() {
     wrk_full=$((${c#* } - ${c% *}))
 }
 
-@test "wrk: its own resumption (SSL_clear, same session), unchanged by the shim" {
+@test "wrk: its own resumption (SSL_clear, same session), unchanged by the shim, and counted" {
     local v
     for v in 13 12; do
         # One full handshake per wrk connection, every reconnection resumed.
         wrk_run nginx-close$v
         [ "$wrk_conns" -gt 100 ]
         assert_equal "$wrk_full" 2
-        wrk_run nginx-close$v LD_PRELOAD="$PRELOAD"
+        wrk_run nginx-close$v LD_PRELOAD="$PRELOAD" RESUMESHIM_STATS=1
         [ "$wrk_conns" -gt 100 ]
         assert_equal "$wrk_full" 2
+        # The shim's counters agree with the server: every handshake and
+        # every resumption, though wrk offered each session itself (each of
+        # the 2 connections may have had one more under way as wrk stopped,
+        # which the server never logged).
+        local stats shakes resumed
+        stats=$(grep '^resumeshim\[' <<< "$output")
+        shakes=$(sed -n 's/.* handshakes=\([0-9]*\) .*/\1/p' <<< "$stats")
+        resumed=$(sed -n 's/.* resumed=\([0-9]*\) .*/\1/p' <<< "$stats")
+        assert_equal "$(sed -n 's/.* offered=\([0-9]*\) .*/\1/p' <<< "$stats")" 0
+        [ "$shakes" -ge "$wrk_conns" ] && [ "$shakes" -le $((wrk_conns + 2)) ]
+        [ "$resumed" -ge $((wrk_conns - 2)) ] && [ "$resumed" -le "$wrk_conns" ]
     done
 }
 
@@ -262,6 +309,29 @@ same_output() {
     assert_success
     run grep -c resumeshim "$d/err1"
     assert_output 0
+}
+
+@test "Perl, one process per request, with the store: the staple travels with the session" {
+    local v
+    for v in 13 12; do
+        per_process nginx-staple$v $((N - 1)) perl "$P/lwp.pl" localhost @PORT@ 1 "$CA"
+        per_process nginx-staple$v $((N - 1)) perl "$P/iosocketssl.pl" localhost @PORT@ 1 "$CA" \
+            must-staple
+    done
+}
+
+@test "curl --cert-status, one process per request, with the store: it finds the staple on resumed connections" {
+    # curl checks after the handshake that a valid staple came, and fails
+    # the transfer without one. TLS 1.3 only: curl turns TLS 1.2 tickets off.
+    per_process nginx-staple13 $((N - 1)) curl -sS --cert-status --cacert "$CA" \
+        https://localhost:@PORT@/
+}
+
+@test "links2 -dump, one process per request, with the store (it takes each ticket with SSL_get1_session)" {
+    local v
+    for v in 13 12; do
+        per_process nginx$v $((N - 1)) env SSL_CERT_FILE="$CA" links2 -dump https://localhost:@PORT@/
+    done
 }
 
 @test "PHP, one process per request, with the store (its verify callback sees the stored chain)" {

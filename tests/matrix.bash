@@ -6,8 +6,9 @@
 #
 # Server names: nginx (tickets), nginx-stateful (tickets off, a shared
 # session cache), nginx-none (no tickets, no cache: never resumes),
-# s_server (openssl s_server), gnutls (gnutls-serv), haproxy (terminating
-# TLS in front of a plain HTTP backend); each with a suffix 13 or 12 for the
+# nginx-staple (tickets, a stapled OCSP response), s_server (openssl
+# s_server), gnutls (gnutls-serv), haproxy (terminating TLS in front of a
+# plain HTTP backend); each with a suffix 13 or 12 for the
 # only protocol version it accepts.
 
 MX="$BATS_FILE_TMPDIR"
@@ -17,16 +18,24 @@ ALL_SERVERS="nginx13 nginx12 nginx-stateful13 nginx-stateful12 nginx-none13 ngin
 # mx_nginx [NAME...]: one nginx, two server blocks (TLS 1.3, TLS 1.2) for
 # each NAME (default: nginx nginx-stateful nginx-none). nginx-close is
 # nginx closing every connection after one request (keepalive_timeout 0),
-# so that a load generator has to reconnect.
+# so that a load generator has to reconnect. nginx-staple staples the OCSP
+# response in $MX/good.der (make_staple) to the clients that ask for one,
+# and sends its certificate with the CA's (which curl --cert-status needs
+# to find the response's issuer).
 mx_nginx() {
-    local blocks="" name v proto extra names=("$@")
+    local blocks="" name v proto extra cert names=("$@")
     [ $# -gt 0 ] || names=(nginx nginx-stateful nginx-none)
     for name in "${names[@]}"; do
+        cert=$CERT
         case $name in
             nginx) extra="ssl_session_tickets on;" ;;
             nginx-stateful) extra="ssl_session_tickets off; ssl_session_cache shared:mx:1m;" ;;
             nginx-none) extra="ssl_session_tickets off; ssl_session_cache off;" ;;
             nginx-close) extra="ssl_session_tickets on; keepalive_timeout 0;" ;;
+            nginx-staple) extra="ssl_session_tickets on; ssl_stapling on;
+                                 ssl_stapling_file $MX/good.der;"
+                          cert="$MX/chain.pem"
+                          cat "$CERT" "$CA" > "$cert" ;;
         esac
         for v in 13 12; do
             proto="TLSv1.${v#1}"
@@ -37,7 +46,7 @@ mx_nginx() {
     server {
         listen 127.0.0.1:$(cat "$MX/$name$v.port") ssl;
         access_log $MX/$name$v.log reuse;
-        ssl_certificate $CERT;
+        ssl_certificate $cert;
         ssl_certificate_key $KEY;
         ssl_protocols $proto;
         $extra

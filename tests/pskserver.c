@@ -8,7 +8,9 @@
  * resumed:
  *   conn=N status=ok|fail version=TLSv1.3|TLSv1.2|- resumed=0|1 offered=h1,h2|-
  * Flags can make it refuse resumption (--no-resume, --refuse) so tests can
- * check how a client copes. Single-threaded; listens on 127.0.0.1 only.
+ * check how a client copes. --staple FILE staples the DER OCSP response in
+ * FILE (read at each handshake) for a client that asks for one.
+ * Single-threaded; listens on 127.0.0.1 only.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -156,7 +158,7 @@ static void usage(void)
     fprintf(stderr, "usage: pskserver --cert FILE --key FILE [--port N] [--port-file FILE]\n"
             "  [--log FILE] [--tls12|--tls13] [--tickets N] [--no-resume|--refuse]\n"
             "  [--lifetime N] [--big-tickets N] [--max N] [--ctx-per-conn]\n"
-            "  [--verify] [--no-sid] [--no-ems] [--libctx]\n");
+            "  [--verify] [--no-sid] [--no-ems] [--libctx] [--staple FILE]\n");
     exit(2);
 }
 
@@ -223,8 +225,24 @@ static void handle(SSL_CTX *ctx, int fd, long seq, FILE *log)
     close(fd);
 }
 
-static const char *cert, *key;
+static const char *cert, *key, *staple_file;
 static OSSL_LIB_CTX *libctx; /* --libctx */
+
+/* Staples what the file holds now, or nothing when it is missing. */
+static int staple_cb(SSL *s, void *arg)
+{
+    (void)arg;
+    FILE *f = fopen(staple_file, "rb");
+    unsigned char *der = OPENSSL_malloc(REQ_MAX);
+    size_t len = f != NULL && der != NULL ? fread(der, 1, REQ_MAX, f) : 0;
+    if (f != NULL)
+        fclose(f);
+    if (len == 0 || SSL_set_tlsext_status_ocsp_resp(s, der, (long)len) != 1) {
+        OPENSSL_free(der);
+        return SSL_TLSEXT_ERR_NOACK;
+    }
+    return SSL_TLSEXT_ERR_OK;
+}
 static long tickets = -1, lifetime = -1;
 static int version, no_resume, refuse, verify, no_sid, no_ems;
 
@@ -250,6 +268,8 @@ static SSL_CTX *make_ctx(void)
     if (no_ems)
         SSL_CTX_set_options(ctx, SSL_OP_NO_EXTENDED_MASTER_SECRET);
     SSL_CTX_set_client_hello_cb(ctx, client_hello_cb, NULL);
+    if (staple_file)
+        SSL_CTX_set_tlsext_status_cb(ctx, staple_cb);
     if (tickets >= 0)
         SSL_CTX_set_num_tickets(ctx, (size_t)tickets);
     if (lifetime >= 0)
@@ -285,6 +305,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--lifetime") && v) lifetime = num_arg(v);
         else if (!strcmp(a, "--max") && v) max = num_arg(v);
         else if (!strcmp(a, "--big-tickets") && v) appdata_len = (size_t)num_arg(v);
+        else if (!strcmp(a, "--staple") && v) staple_file = v;
         else {
             takes = 0;
             if (!strcmp(a, "--tls12")) version = TLS1_2_VERSION;

@@ -371,6 +371,24 @@ snapshot() {
     assert_output ""
 }
 
+@test "a ticket the program takes with SSL_get1_session reaches the store at exit, unless it offered it" {
+    # One ticket per handshake: a connection's newest is its only one.
+    start_psk --tls13 --tickets 1
+    # takes its connection's session (as links2 does, for a cache a one-shot
+    # run never uses)
+    stored "$CLIENT" --cafile "$CA" --native --n 1 "$PORT"
+    run stored "$CLIENT" --cafile "$CA" "$PORT"
+    assert_output "reused=1 of=1 failed=0"
+    # offers each taken ticket itself on its next connection: none reaches
+    # the store (and the tickets of connections resumed from the program's
+    # own sessions are not the shim's to publish), no ticket offered twice
+    stored "$CLIENT" --cafile "$CA" --native --n 3 "$PORT"
+    run stored "$CLIENT" --cafile "$CA" "$PORT"
+    assert_output "reused=0 of=1 failed=0"
+    run offered_twice
+    assert_output ""
+}
+
 @test "resumeshim list shows what real processes left, by name when named; clear empties it" {
     start_psk --tickets 2
     local rs="$ROOT/scripts/resumeshim"
