@@ -131,13 +131,19 @@ urls() {
 # Perl's IO::Socket::SSL (and LWP through it) asks for a stapled OCSP
 # response and judges it in a status callback; a resumed connection is
 # shown the staple its session's full handshake received.
-@test "Perl LWP::UserAgent, defaults (OCSP stapling asked for), against nginx with and without a staple" {
+# stapling_rows SCRIPT: a Perl client with its defaults against nginx
+# without and with a staple, TLS 1.3 and 1.2.
+stapling_rows() {
     local v s
     for v in 13 12; do
         for s in nginx nginx-staple; do
-            row $s$v 0 $((N - 1)) perl "$P/lwp.pl" localhost @PORT@ "$N" "$CA"
+            row $s$v 0 $((N - 1)) perl "$P/$1" localhost @PORT@ "$N" "$CA"
         done
     done
+}
+
+@test "Perl LWP::UserAgent, defaults (OCSP stapling asked for), against nginx with and without a staple" {
+    stapling_rows lwp.pl
 }
 
 @test "Perl LWP::UserAgent with SSL_ocsp_mode => SSL_OCSP_NO_STAPLE" {
@@ -146,12 +152,7 @@ urls() {
 }
 
 @test "Perl IO::Socket::SSL, defaults (OCSP stapling asked for), against nginx with and without a staple" {
-    local v s
-    for v in 13 12; do
-        for s in nginx nginx-staple; do
-            row $s$v 0 $((N - 1)) perl "$P/iosocketssl.pl" localhost @PORT@ "$N" "$CA"
-        done
-    done
+    stapling_rows iosocketssl.pl
 }
 
 @test "Perl IO::Socket::SSL with SSL_OCSP_MUST_STAPLE: resumed connections are shown the staple" {
