@@ -17,6 +17,12 @@
 #include <openssl/x509_vfy.h>
 
 struct algs; /* algs.c */
+
+/* exdata.c: ex_data callbacks for plain heap state, and for state a copy
+ * made by SSL_dup starts without. */
+void exdata_free(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl, void *argp);
+int exdata_dup_none(CRYPTO_EX_DATA *to, const CRYPTO_EX_DATA *from, void **from_d, int idx,
+                    long argl, void *argp);
 typedef int (*shim_new_session_cb)(SSL *s, SSL_SESSION *sess);
 typedef int (*shim_cert_verify_cb)(X509_STORE_CTX *store, void *arg);
 typedef int (*shim_status_cb)(SSL *s, void *arg);

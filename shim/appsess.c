@@ -47,18 +47,9 @@ static void free_appsess(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, l
     free(ptr);
 }
 
-/* SSL_dup gives the copy its session through SSL_set_session itself. */
-static int dup_appsess(CRYPTO_EX_DATA *to, const CRYPTO_EX_DATA *from, void **from_d, int idx,
-                       long argl, void *argp)
-{
-    (void)to, (void)from, (void)idx, (void)argl, (void)argp;
-    *from_d = NULL;
-    return 1;
-}
-
 void appsess_init(void)
 {
-    appsess_index = R(CRYPTO_get_ex_new_index)(CRYPTO_EX_INDEX_SSL, 0, NULL, NULL, dup_appsess,
+    appsess_index = R(CRYPTO_get_ex_new_index)(CRYPTO_EX_INDEX_SSL, 0, NULL, NULL, exdata_dup_none,
                                                free_appsess);
 }
 

@@ -35,17 +35,10 @@ struct fingerprint {
     unsigned char dirs[32];
 };
 
-static void free_fingerprint(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl,
-                             void *argp)
-{
-    (void)parent, (void)ad, (void)idx, (void)argl, (void)argp;
-    free(ptr);
-}
-
 void key_init(void)
 {
     store_index = R(CRYPTO_get_ex_new_index)(CRYPTO_EX_INDEX_X509_STORE, 0, NULL, NULL, NULL,
-                                             free_fingerprint);
+                                             exdata_free);
 }
 
 static void put(struct key *k, char tag, const void *data, size_t len)

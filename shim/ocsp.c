@@ -33,17 +33,10 @@ struct status {
 
 static int status_index = -1;
 
-static void free_status(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl,
-                        void *argp)
-{
-    (void)parent, (void)ad, (void)idx, (void)argl, (void)argp;
-    free(ptr);
-}
-
 void ocsp_init(void)
 {
     status_index = R(CRYPTO_get_ex_new_index)(CRYPTO_EX_INDEX_SSL_CTX, 0, NULL, NULL, NULL,
-                                              free_status);
+                                              exdata_free);
 }
 
 static struct status *status_of(SSL_CTX *ctx)

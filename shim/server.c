@@ -48,18 +48,9 @@ static void free_started(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, l
     free(ptr);
 }
 
-/* SSL_dup copies ex_data pointers: the copy starts without state. */
-static int dup_started(CRYPTO_EX_DATA *to, const CRYPTO_EX_DATA *from, void **from_d, int idx,
-                       long argl, void *argp)
-{
-    (void)to, (void)from, (void)idx, (void)argl, (void)argp;
-    *from_d = NULL;
-    return 1;
-}
-
 void server_init(void)
 {
-    started_index = R(CRYPTO_get_ex_new_index)(CRYPTO_EX_INDEX_SSL, 0, NULL, NULL, dup_started,
+    started_index = R(CRYPTO_get_ex_new_index)(CRYPTO_EX_INDEX_SSL, 0, NULL, NULL, exdata_dup_none,
                                                free_started);
 }
 
@@ -126,7 +117,7 @@ static const unsigned char *hello_name(SSL *s, size_t *len)
 }
 
 /* The ticket's own fingerprint: the configuration and the server name. */
-static bool ticket_conf(SSL *s, bool enc, unsigned char conf[32])
+static bool ticket_conf(SSL *s, bool enc, const struct algs *algs, unsigned char conf[32])
 {
     struct started *st = started(s, false);
     size_t len = 0;
@@ -155,7 +146,7 @@ static bool ticket_conf(SSL *s, bool enc, unsigned char conf[32])
         return false;
     memcpy(buf, st->conf, 32);
     memcpy(buf + 32, name, len);
-    return algs_sha256(ctx_algs(R(SSL_get_SSL_CTX)(s)), buf, 32 + len, conf);
+    return algs_sha256(algs, buf, 32 + len, conf);
 }
 
 static bool keys_into(const struct algs *algs, struct ticket_key *k, unsigned char *iv,
@@ -199,7 +190,7 @@ static int issue(SSL *s, unsigned char name[16], unsigned char *iv, EVP_CIPHER_C
 {
     unsigned char conf[32];
     const struct algs *algs = ctx_algs(R(SSL_get_SSL_CTX)(s));
-    if (algs == NULL || verifies_without_context(s, true) || !ticket_conf(s, true, conf) ||
+    if (algs == NULL || verifies_without_context(s, true) || !ticket_conf(s, true, algs, conf) ||
         !ring_keys(algs, conf, ring_epoch(time(NULL)), true, k) ||
         R(RAND_bytes_ex)(algs->libctx, iv, 16, 0) != 1)
         return 0;
@@ -226,7 +217,7 @@ static int accept_ticket(SSL *s, const unsigned char name[16], unsigned char *iv
     if (st != NULL)
         st->has_resumed = false;
     const struct algs *algs = ctx_algs(R(SSL_get_SSL_CTX)(s));
-    if (algs == NULL || verifies_without_context(s, false) || !ticket_conf(s, false, conf) ||
+    if (algs == NULL || verifies_without_context(s, false) || !ticket_conf(s, false, algs, conf) ||
         !ring_keys(algs, conf, ring_name_epoch(name), false, k) ||
         memcmp(name, k->name, sizeof k->name) != 0 || !keys_into(algs, k, iv, cipher, mac, false))
         return 0;
