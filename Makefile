@@ -5,7 +5,8 @@
 # libresumeshim(7); `make uninstall` removes them.
 CC      ?= cc
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -Wall -Wextra -Werror -fPIC -fvisibility=hidden -D_GNU_SOURCE -Iinclude
+CFLAGS  += -std=c11 -Wall -Wextra -Werror -fPIC -fvisibility=hidden -D_GNU_SOURCE -Iinclude \
+           -Ishim/core
 # The initial-exec TLS model: the shim is preloaded, so its few per-thread
 # variables live in the static TLS block, where each access is one
 # instruction rather than a call of __tls_get_addr (about 40 instructions
@@ -22,18 +23,22 @@ LIBDIR  ?= $(PREFIX)/lib
 MANDIR  ?= $(PREFIX)/share/man
 VERSION := $(shell sed -n 's/^version=//p' scripts/resumeshim)
 
-SRCS := $(wildcard shim/*.c)
-OBJS := $(SRCS:shim/%.c=build/%.o)
-HDRS := $(wildcard include/*.h include/*.def)
+# Two layers: shim/core/ knows no TLS library (sessions reach it through
+# include/seam.h), shim/openssl/ speaks OpenSSL and drives the core.
+CORE_SRCS := $(wildcard shim/core/*.c)
+OSSL_SRCS := $(wildcard shim/openssl/*.c)
+SRCS := $(CORE_SRCS) $(OSSL_SRCS)
+OBJS := $(SRCS:shim/%.c=build/obj/%.o)
+HDRS := $(wildcard include/*.h shim/*/*.h shim/*/*.def)
 TESTBIN := tests/bin/client tests/bin/pskserver tests/bin/fuzzstore tests/bin/delayrelay \
            tests/bin/lifecycle tests/bin/vhostserver tests/bin/vhostclient tests/bin/policyserver
 
 all: libresumeshim.so
 
-# The version script names exactly the hooks of include/hooks.def, under
+# The version script names exactly the hooks of shim/openssl/hooks.def, under
 # OpenSSL 3's symbol version, so a program linked to OpenSSL 1.1 never binds
 # to them. -z defs proves the shim references no OpenSSL symbol directly.
-build/shim.map: include/hooks.def | build
+build/shim.map: shim/openssl/hooks.def | build
 	{ echo 'OPENSSL_3.0.0 {'; echo ' global:'; \
 	  sed -n 's/^HOOK([^,]*, *\([A-Za-z0-9_]*\),.*/  \1;/p' $<; \
 	  echo ' local: *;'; echo '};'; } > $@
@@ -41,10 +46,28 @@ build/shim.map: include/hooks.def | build
 build:
 	mkdir -p build tests/bin
 
-build/%.o: shim/%.c $(HDRS) | build
-	$(CC) $(CFLAGS) -c -o $@ $<
+# Each object depends on the headers it includes (-MMD), and on nothing
+# else: an edit rebuilds what it touches.
+build/obj/core build/obj/openssl:
+	mkdir -p $@
 
-libresumeshim.so: $(OBJS) build/shim.map
+build/obj/core/%.o: shim/core/%.c | build/obj/core
+	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+build/obj/openssl/%.o: shim/openssl/%.c | build/obj/openssl
+	$(CC) $(CFLAGS) -Ishim/openssl -MMD -MP -c -o $@ $<
+
+-include $(OBJS:.o=.d)
+
+# The seam, proved: no object of the core may have read a TLS library's
+# header, directly or through another header (its -MMD list says which it
+# read).
+build/core.ok: $(CORE_SRCS:shim/%.c=build/obj/%.o)
+	@if grep -lE '(^|[ /])(openssl|gnutls)/' $(^:.o=.d); then \
+	    echo "shim/core/ includes a TLS library's header" >&2; exit 1; fi
+	@touch $@
+
+libresumeshim.so: $(OBJS) build/shim.map build/core.ok
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
 
 tests/bin/%: tests/%.c | build
@@ -61,9 +84,9 @@ tests/bin/client-static: tests/client.c | build
 	    -o $@ $< -lssl -lcrypto -lpthread
 
 # The store's file reader alone, under the sanitizers, for fuzzing.
-tests/bin/fuzzstore: tests/fuzzstore.c shim/record.c include/store.h | build
-	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -Iinclude $(SAN) -o $@ \
-	    tests/fuzzstore.c shim/record.c
+tests/bin/fuzzstore: tests/fuzzstore.c shim/core/record.c shim/core/util.c shim/core/record.h | build
+	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -Ishim/core $(SAN) -o $@ \
+	    tests/fuzzstore.c shim/core/record.c shim/core/util.c
 
 test-programs: $(TESTBIN) tests/bin/client-static
 
@@ -74,7 +97,7 @@ test-programs: $(TESTBIN) tests/bin/client-static
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 build/asan/libresumeshim.so: $(SRCS) $(HDRS) build/shim.map
 	mkdir -p build/asan
-	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(SRCS) $(LDLIBS)
+	$(CC) $(CFLAGS) -Ishim/openssl $(SAN) $(LDFLAGS) -o $@ $(SRCS) $(LDLIBS)
 
 test-asan: deps build/asan/libresumeshim.so all test-programs
 	SHIM_PRELOAD="$$($(CC) -print-file-name=libasan.so) $(CURDIR)/build/asan/libresumeshim.so" \

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store.h"
+#include "record.h"
 
 static unsigned long long rng;
 

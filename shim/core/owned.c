@@ -1,0 +1,85 @@
+/* The tickets the application owns (owned.h). Under the pool's lock. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "owned.h"
+
+#define DISOWNED 256
+static uint64_t disowned[DISOWNED];
+static unsigned disowned_next;
+
+#define RESERVED POOL_MAX
+static struct reserved {
+    uint64_t digest;
+    struct stored *st;
+} reserved[RESERVED];
+static unsigned n_reserved;
+
+bool owned_is_disowned(uint64_t d)
+{
+    for (unsigned i = 0; i < DISOWNED; i++)
+        if (disowned[i] == d)
+            return true;
+    return false;
+}
+
+void owned_disown(uint64_t digest)
+{
+    if (!owned_is_disowned(digest))
+        disowned[disowned_next++ % DISOWNED] = digest;
+}
+
+void owned_reserve(uint64_t digest, struct stored *st)
+{
+    if (n_reserved == RESERVED) {
+        free(reserved[0].st);
+        memmove(&reserved[0], &reserved[1], (RESERVED - 1) * sizeof *reserved);
+        n_reserved--;
+    }
+    reserved[n_reserved++] = (struct reserved){digest, st};
+}
+
+/* The others keep their order (oldest first). */
+struct stored *owned_take(uint64_t digest)
+{
+    struct stored *st = NULL;
+    for (unsigned i = 0; i < n_reserved;) {
+        if (reserved[i].digest == digest) {
+            free(st);
+            st = reserved[i].st;
+            memmove(&reserved[i], &reserved[i + 1], (n_reserved - i - 1) * sizeof *reserved);
+            n_reserved--;
+        } else {
+            i++;
+        }
+    }
+    return st;
+}
+
+unsigned owned_count(void)
+{
+    return n_reserved;
+}
+
+/* list NULL (no memory for one): the reservations are dropped. */
+unsigned owned_drain(struct stored **list)
+{
+    unsigned n = n_reserved;
+    for (unsigned i = 0; i < n_reserved; i++) {
+        if (list != NULL)
+            list[i] = reserved[i].st;
+        else
+            free(reserved[i].st);
+        owned_disown(reserved[i].digest);
+    }
+    n_reserved = 0;
+    return n;
+}
+
+void owned_forget_all(void)
+{
+    for (unsigned i = 0; i < n_reserved; i++)
+        free(reserved[i].st);
+    n_reserved = 0;
+}

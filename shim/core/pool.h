@@ -1,0 +1,56 @@
+/* pool: the per-server pools of one process, keyed by struct key; with a
+ * store, its front: the store is asked only by a connection that finds
+ * nothing here, and hears of the sessions this process will not use.
+ *
+ * The TLS-version rule lives here and nowhere else: a TLS 1.3 ticket is
+ * single use (RFC 8446 C.4), so take hands it out of the pool and
+ * concurrent handshakes to one server each get their own; a TLS 1.2
+ * session may be resumed many times, so one stays per server and take
+ * hands out a private copy.
+ *
+ * Every function takes and releases the pool's mutex itself and frees
+ * sessions only after releasing it (freeing runs application callbacks). */
+#ifndef RESUMESHIM_POOL_H
+#define RESUMESHIM_POOL_H
+
+#include <stdbool.h>
+#include <time.h>
+
+#include "config.h"
+#include "key.h"
+#include "seam.h"
+
+void pool_init(const struct config *cfg);
+/* A session to offer, the caller's own: from memory, else from the store.
+ * out->sess is NULL when there is nothing valid. */
+void pool_take(const struct key *k, time_t now, struct pooled *out);
+/* A session taken and not offered after all: a TLS 1.3 ticket goes back
+ * for the others, a TLS 1.2 copy is dropped. */
+void pool_return(const struct key *k, struct pooled p, unsigned gen);
+/* A session the server sent, now the pool's; dropped when gen is not the
+ * current fork generation (a parent's connection seen in a child). */
+void pool_put(const struct key *k, struct pooled p, unsigned gen);
+/* Whether the server accepted what was offered to it. */
+void pool_verdict(const struct key *k, bool resumed);
+/* Drops every session of a server (the application refused it). */
+void pool_forget(const struct key *k);
+unsigned pool_generation(void);
+
+/* Tickets the application owns (core/owned.h keeps the record):
+ * pool_discard: a TLS 1.3 ticket the application offers or serializes
+ * itself leaves one server's pool, or (k NULL) every pool, for good.
+ * pool_took: the same for one it took (SSL_get1_session), as one its
+ * new-session callback kept: its reservation for the store stays.
+ * pool_reserve: one the application keeps for itself is published to the
+ * store at exit unless the application offered or serialized it meanwhile
+ * (a program that runs once per request never offers what it kept).
+ * pool_unreserve: a reserved ticket goes its ordinary way after all. */
+void pool_discard(const struct key *k, const struct tls_ops *ops, const void *sess);
+void pool_took(const struct key *k, const struct tls_ops *ops, const void *sess);
+void pool_reserve(const struct key *k, struct pooled p, unsigned gen);
+void pool_unreserve(const struct tls_ops *ops, const void *sess);
+
+/* At exit: writes to the store what this process leaves. */
+void pool_flush(void);
+
+#endif

@@ -1,0 +1,909 @@
+/* The cross-process store (store.h), RESUMESHIM_STORE=DIR:
+ *
+ * DIR/resumeshim-store
+ *            the mark that DIR is the store's own: the store deletes and
+ *            renames files in DIR, so it works only in a directory it made
+ *            or found empty and marked, never among the user's files;
+ * DIR/lock   flock(2) held around every read-modify-write, so a TLS 1.3
+ *            ticket one process takes is gone for all;
+ * DIR/salt   the salt that names the entries, so no file lists a host;
+ * DIR/s-HEX  one file per server and client configuration (record.c);
+ * DIR/tmp    the next version of an entry, renamed over it: a process killed
+ *            while writing leaves the old file whole.
+ *
+ * Nothing is kept open between calls: a descriptor held for the program's
+ * lifetime could be closed, or renumbered, by the program itself. The lock
+ * is waited for a bounded time; past it the connection simply does a full
+ * handshake. The host's errno is preserved across every call. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fork.h"
+#include "log.h"
+#include "record.h"
+#include "pooled.h"
+#include "store.h"
+#include "util.h"
+
+#define FILE_MAX (RECORDS_MAX * RECORD_MAX_LINE + 256)
+#define LOCK_WAIT_US 250000
+
+static char *dir; /* absolute; NULL: sessions stay in memory */
+static int pool_size = 8;
+static long max_hosts = 1024;
+
+/* Guards the salt last read, for store_encode. */
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static char salt_seen[HEX_LEN + 1];
+
+struct stored {
+    char salt[HEX_LEN + 1];   /* what the names below were made with */
+    char name[HEX_LEN + 3];   /* s-HEX */
+    char server[HEX_LEN + 1];
+    bool tls13;
+    int64_t expires;
+    unsigned seq;             /* store_write's order */
+    size_t len;
+    char line[];              /* the record, as record_line wrote it */
+};
+
+#define MARKER "resumeshim-store"
+#define MARKER_TEXT                                                                   \
+    "This directory is the store of libresumeshim (RESUMESHIM_STORE): TLS sessions\n" \
+    "shared by the user's processes. Its files are secret. `resumeshim clear`\n"     \
+    "empties it; removing the whole directory is safe too.\n"
+
+enum trouble { T_ERRNO, T_PRIVATE, T_FOREIGN, T_COUNT };
+
+/* The effective user the store is private to, read once per operation
+ * (open_dir) rather than once per file. */
+static uid_t euid;
+
+/* One warning per process for each kind of trouble: a store refused once
+ * is refused every time. */
+static void refuse(enum trouble why, const char *what, const struct stat *st)
+{
+    static int warned[T_COUNT];
+    if (__atomic_exchange_n(&warned[why], 1, __ATOMIC_RELAXED))
+        return;
+    const char *sep = what != NULL ? "/" : "", *name = what != NULL ? what : "";
+    if (why == T_PRIVATE)
+        LOG(LOG_WARN,
+            "RESUMESHIM_STORE: %s%s%s is not private (owner uid %ld, mode %03o; want uid %ld, "
+            "no access for group or others); keeping sessions in memory only",
+            dir, sep, name, (long)st->st_uid, (unsigned)(st->st_mode & 0777), (long)euid);
+    else if (why == T_FOREIGN)
+        LOG(LOG_WARN, "RESUMESHIM_STORE: %s holds files and no %s file: it is not a store, "
+            "and the store never touches files it did not make; keeping sessions in memory "
+            "only (name a new or empty directory)", dir, MARKER);
+    else
+        LOG(LOG_WARN, "RESUMESHIM_STORE: cannot use %s%s%s (%s); sessions stay in memory "
+            "while it fails", dir, sep, name, strerror(errno));
+}
+
+/* Not even readable by others: the entries' names and times would tell
+ * them how many servers the user talks to, and when. */
+static bool private_dir(const struct stat *st)
+{
+    return S_ISDIR(st->st_mode) && st->st_uid == euid && !(st->st_mode & 077);
+}
+
+static bool private_file(const struct stat *st)
+{
+    return S_ISREG(st->st_mode) && st->st_uid == euid && !(st->st_mode & 077);
+}
+
+/* 1: the directory holds the store's mark; 0: no mark; -1: refused. */
+static int marked(int dfd)
+{
+    struct stat st;
+    if (fstatat(dfd, MARKER, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno == ENOENT)
+            return 0;
+        refuse(T_ERRNO, MARKER, NULL);
+        return -1;
+    }
+    if (!private_file(&st)) {
+        refuse(T_PRIVATE, MARKER, &st);
+        return -1;
+    }
+    return 1;
+}
+
+static int open_dir(void)
+{
+    struct stat st;
+    euid = geteuid();
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        refuse(T_ERRNO, NULL, NULL);
+        return -1;
+    }
+    if (fstat(fd, &st) != 0)
+        refuse(T_ERRNO, NULL, NULL);
+    else if (!private_dir(&st))
+        refuse(T_PRIVATE, NULL, &st);
+    else
+        return fd;
+    close(fd);
+    return -1;
+}
+
+/* The store's directory, checked again for its mark before every use: it
+ * may have been emptied, or replaced, since. */
+static int open_store(void)
+{
+    int fd = open_dir();
+    int m = fd >= 0 ? marked(fd) : -1;
+    if (m == 0)
+        refuse(T_FOREIGN, NULL, NULL);
+    if (m != 1 && fd >= 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* Opens a file of the store, refusing one that others could have written
+ * or read: it holds secrets, and a planted one could hold anything. Never
+ * blocking in open(): a FIFO in its place would hang the handshake. Its
+ * size goes to *size when asked for. */
+static int open_file(int dfd, const char *name, int flags, off_t *size)
+{
+    struct stat st;
+    int fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+    if (fd < 0) {
+        if (errno != ENOENT)
+            refuse(T_ERRNO, name, NULL);
+        return -1;
+    }
+    bool got = fstat(fd, &st) == 0;
+    if (!got || !private_file(&st)) {
+        if (got)
+            refuse(T_PRIVATE, name, &st);
+        else
+            refuse(T_ERRNO, name, NULL);
+        close(fd);
+        errno = EPERM;
+        return -1;
+    }
+    if (size != NULL)
+        *size = st.st_size;
+    return fd;
+}
+
+/* A store another process keeps locked past the wait is left alone for a
+ * while, so that a stuck holder costs each program one wait, not one per
+ * connection. */
+#define BUSY_PAUSE 10
+static time_t busy_until;
+
+static int lock_store(int dfd)
+{
+    int fd = open_file(dfd, "lock", O_RDWR | O_CREAT, NULL);
+    long waited = 0, pause = 20;
+    while (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        if ((errno != EWOULDBLOCK && errno != EINTR) || waited >= LOCK_WAIT_US) {
+            LOG(LOG_INFO, "store busy; going on without it for %d s", BUSY_PAUSE);
+            __atomic_store_n(&busy_until, time(NULL) + BUSY_PAUSE, __ATOMIC_RELAXED);
+            close(fd);
+            return -1;
+        }
+        struct timespec ts = {0, pause * 1000};
+        nanosleep(&ts, NULL);
+        waited += pause;
+        pause = pause < 2000 ? pause * 2 : pause;
+    }
+    return fd;
+}
+
+/* Held from opening the store to closing it again, and by the fork
+ * handlers: a child must not inherit the descriptor that holds the flock
+ * (the lock belongs to the open file, and would stay held as long as the
+ * child lives). Threads wait on the flock anyway. */
+static pthread_mutex_t op_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* One operation on the store: its directory and, while held, its lock. */
+struct op {
+    int dfd, lfd;
+    bool held; /* op_lock */
+};
+
+/* Opens the store and takes its lock; op_end must follow either way. */
+static bool op_begin(struct op *op)
+{
+    *op = (struct op){-1, -1, false};
+    if (dir == NULL || time(NULL) < __atomic_load_n(&busy_until, __ATOMIC_RELAXED))
+        return false;
+    pthread_mutex_lock(&op_lock);
+    op->held = true;
+    op->dfd = open_store();
+    op->lfd = op->dfd >= 0 ? lock_store(op->dfd) : -1;
+    return op->lfd >= 0;
+}
+
+static void op_end(struct op *op)
+{
+    if (op->lfd >= 0)
+        close(op->lfd);
+    if (op->dfd >= 0)
+        close(op->dfd);
+    if (op->held)
+        pthread_mutex_unlock(&op_lock);
+    *op = (struct op){-1, -1, false};
+}
+
+/* The file's contents, size bytes (its size when opened) at most. */
+static char *read_all(int fd, off_t size, size_t *len)
+{
+    if (size < 0 || size > FILE_MAX)
+        return NULL;
+    char *buf = malloc((size_t)size + 1);
+    size_t got = 0;
+    while (buf != NULL && got < (size_t)size) {
+        ssize_t n = read(fd, buf + got, (size_t)size - got);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    *len = got;
+    return buf;
+}
+
+/* Replaces name with the given contents, or removes it when there are none. */
+static bool replace(int dfd, const char *name, const char *buf, size_t len)
+{
+    if (len == 0)
+        return unlinkat(dfd, name, 0) == 0 || errno == ENOENT;
+    /* Made here with O_EXCL, so it is this process's own file, 0600 at
+     * most. Whatever a killed process left as tmp is scratch: made anew. */
+    int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    int fd = openat(dfd, "tmp", flags, 0600);
+    if (fd < 0 && errno == EEXIST && unlinkat(dfd, "tmp", 0) == 0)
+        fd = openat(dfd, "tmp", flags, 0600);
+    if (fd < 0) {
+        refuse(T_ERRNO, "tmp", NULL);
+        return false;
+    }
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = write(fd, buf + done, len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        done += (size_t)n;
+    }
+    /* A part written (a full disk) is secrets left lying about: gone
+     * before the lock is let go, whatever failed. */
+    bool ok = close(fd) == 0 && done == len && renameat(dfd, "tmp", dfd, name) == 0;
+    if (!ok)
+        unlinkat(dfd, "tmp", 0);
+    return ok;
+}
+
+/* SHA-256 of the salt, a newline and the data, in hex. */
+static bool salted(const struct tls_ops *ops, const char salt[HEX_LEN + 1], const void *data,
+                   size_t len, char out[HEX_LEN + 1])
+{
+    unsigned char buf[HEX_LEN + 1 + KEY_MAX + 300], md[32];
+    if (len > sizeof buf - HEX_LEN - 1)
+        return false;
+    memcpy(buf, salt, HEX_LEN);
+    buf[HEX_LEN] = '\n';
+    memcpy(buf + HEX_LEN + 1, data, len);
+    if (!ops->sha256(buf, HEX_LEN + 1 + len, md))
+        return false;
+    hex_encode(md, 32, out);
+    return true;
+}
+
+static bool parse_salt(const char *buf, size_t len, char salt[HEX_LEN + 1])
+{
+    static const char magic[] = STORE_MAGIC " ";
+    size_t ml = sizeof magic - 1;
+    if (len != ml + HEX_LEN + 1 || memcmp(buf, magic, ml) != 0 || buf[len - 1] != '\n')
+        return false;
+    if (!is_hex(buf + ml, HEX_LEN))
+        return false;
+    memcpy(salt, buf + ml, HEX_LEN);
+    salt[HEX_LEN] = '\0';
+    return true;
+}
+
+/* The directory's entries, read through a descriptor of their own (which
+ * shares its offset with dfd's: hence the rewind). */
+static DIR *listing(int dfd)
+{
+    int fd = dup(dfd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (d == NULL && fd >= 0)
+        close(fd);
+    if (d != NULL)
+        rewinddir(d);
+    return d;
+}
+
+/* Whether a name is one the store gives an entry, "s-" and 64 hex digits:
+ * even in its own directory, the store removes nothing else. */
+static bool entry_name(const char *name)
+{
+    return strncmp(name, "s-", 2) == 0 && strlen(name) == 2 + HEX_LEN &&
+           is_hex(name + 2, HEX_LEN);
+}
+
+/* Entries named under another salt can never be found again. */
+static void remove_entries(int dfd)
+{
+    DIR *d = listing(dfd);
+    if (d == NULL)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (entry_name(e->d_name))
+            unlinkat(dfd, e->d_name, 0);
+    closedir(d);
+}
+
+/* The store's salt, made on first use (the lock is held). A missing or
+ * damaged salt file starts the store afresh. */
+static bool get_salt(int dfd, bool create, char salt[HEX_LEN + 1])
+{
+    char buf[128];
+    ssize_t n = -1;
+    int fd = open_file(dfd, "salt", O_RDONLY, NULL);
+    if (fd >= 0) {
+        n = read(fd, buf, sizeof buf);
+        close(fd);
+    } else if (errno != ENOENT) {
+        return false;
+    }
+    if (n > 0 && parse_salt(buf, (size_t)n, salt))
+        return true;
+    if (!create)
+        return false;
+    unsigned char rnd[32];
+    if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+        return false;
+    hex_encode(rnd, sizeof rnd, salt);
+    int len = snprintf(buf, sizeof buf, "%s %s\n", STORE_MAGIC, salt);
+    remove_entries(dfd);
+    return replace(dfd, "salt", buf, (size_t)len);
+}
+
+/* The names given last: naming costs two SHA-256s, and a process names
+ * the same few keys on every connection. A key is matched by its whole
+ * content: a name is where its sessions are offered from. */
+#define NAMED 8
+static struct named {
+    char salt[HEX_LEN + 1], name[HEX_LEN + 3], server[HEX_LEN + 1];
+    struct key *k; /* a copy */
+} named[NAMED];
+static unsigned named_next;
+
+static bool named_find(const struct key *k, struct stored *st)
+{
+    bool found = false;
+    pthread_mutex_lock(&cache_lock);
+    for (unsigned i = 0; i < NAMED && !found; i++) {
+        struct named *n = &named[i];
+        if (n->k != NULL && strcmp(n->salt, st->salt) == 0 && key_same(n->k, k)) {
+            memcpy(st->name, n->name, sizeof st->name);
+            memcpy(st->server, n->server, sizeof st->server);
+            found = true;
+        }
+    }
+    pthread_mutex_unlock(&cache_lock);
+    return found;
+}
+
+static void named_add(const struct key *k, const struct stored *st)
+{
+    struct key *copy = malloc(sizeof *copy);
+    if (copy == NULL)
+        return;
+    *copy = *k;
+    pthread_mutex_lock(&cache_lock);
+    struct named *n = &named[named_next++ % NAMED];
+    struct key *old = n->k;
+    memcpy(n->salt, st->salt, sizeof n->salt);
+    memcpy(n->name, st->name, sizeof n->name);
+    memcpy(n->server, st->server, sizeof n->server);
+    n->k = copy;
+    pthread_mutex_unlock(&cache_lock);
+    free(old);
+}
+
+/* Names the entry for a key: its file and the server it is for. */
+static bool name_with(const struct key *k, struct stored *st)
+{
+    if (named_find(k, st))
+        return true;
+    char hex[HEX_LEN + 1];
+    if (!salted(k->ops, st->salt, k->bytes, k->len, hex) ||
+        !salted(k->ops, st->salt, k->server, strlen(k->server), st->server))
+        return false;
+    snprintf(st->name, sizeof st->name, "s-%s", hex);
+    named_add(k, st);
+    return true;
+}
+
+/* Reads the salt (the lock is held): it may have been made anew since. */
+static bool name_entry(int dfd, const struct key *k, struct stored *st)
+{
+    if (!get_salt(dfd, true, st->salt))
+        return false;
+    pthread_mutex_lock(&cache_lock);
+    memcpy(salt_seen, st->salt, sizeof salt_seen);
+    pthread_mutex_unlock(&cache_lock);
+    return name_with(k, st);
+}
+
+/* Makes room for one more server: drops the least recently used entries
+ * beyond the limit. Runs only when an entry is created. */
+static void evict(int dfd)
+{
+    DIR *d = listing(dfd);
+    if (d == NULL)
+        return;
+    for (;;) {
+        long count = 0;
+        char oldest[NAME_MAX + 1] = "";
+        struct timespec when = {0, 0};
+        struct dirent *e;
+        rewinddir(d);
+        while ((e = readdir(d)) != NULL) {
+            struct stat st;
+            if (!entry_name(e->d_name) ||
+                fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+                continue;
+            count++;
+            if (oldest[0] == '\0' || st.st_mtim.tv_sec < when.tv_sec ||
+                (st.st_mtim.tv_sec == when.tv_sec && st.st_mtim.tv_nsec < when.tv_nsec)) {
+                when = st.st_mtim;
+                snprintf(oldest, sizeof oldest, "%s", e->d_name);
+            }
+        }
+        if (count < max_hosts || unlinkat(dfd, oldest, 0) != 0)
+            break;
+        stat_add(ST_EVICTED);
+    }
+    closedir(d);
+}
+
+static bool alive(const struct record *r, time_t now)
+{
+    return now < r->expires && r->expires - r->born <= MAX_LIFETIME;
+}
+
+/* The entry's records, or none when it is missing, damaged, foreign, or
+ * for another server (a hash collision would be needed, but the check is
+ * free). -1: there is no entry; -2: it is refused. *buf holds the text
+ * the records point into. */
+static int load(int dfd, const struct stored *st, char **buf, struct record *recs)
+{
+    size_t len = 0;
+    *buf = NULL;
+    off_t size;
+    int fd = open_file(dfd, st->name, O_RDONLY, &size);
+    if (fd < 0)
+        return errno == ENOENT ? -1 : -2;
+    *buf = read_all(fd, size, &len);
+    close(fd);
+    char server[HEX_LEN + 1];
+    int n = *buf != NULL ? record_parse(*buf, len, server, recs, RECORDS_MAX) : -1;
+    if (n < 0 || strcmp(server, st->server) != 0) {
+        LOG(LOG_DEBUG, "store entry %.12s is unreadable; rebuilding it", st->name + 2);
+        return 0;
+    }
+    return n;
+}
+
+/* Writes the entry back: the sessions added (newest first), then the
+ * records kept, in order. Sized to what it holds. */
+static bool save(int dfd, const struct stored *st, const struct record *recs, const bool *keep,
+                 int n, struct stored *const *adds, int nadds)
+{
+    size_t size = HEX_LEN + 64, len = 0;
+    bool any = false;
+    for (int i = 0; i < nadds; i++)
+        size += adds[i]->len;
+    for (int i = 0; i < n; i++)
+        size += keep[i] ? record_line_len(&recs[i]) : 0;
+    char *out = malloc(size);
+    if (out == NULL)
+        return false;
+    len = record_header(out, st->server);
+    for (int i = 0; i < nadds; i++)
+        if (adds[i]->tls13) {
+            memcpy(out + len, adds[i]->line, adds[i]->len);
+            len += adds[i]->len;
+            any = true;
+        }
+    for (int i = 0; i < n; i++)
+        if (keep[i]) {
+            len += record_line(out + len, &recs[i]);
+            any = true;
+        }
+    for (int i = 0; i < nadds; i++)
+        if (!adds[i]->tls13) {
+            memcpy(out + len, adds[i]->line, adds[i]->len);
+            len += adds[i]->len;
+            any = true;
+        }
+    bool ok = replace(dfd, st->name, out, any ? len : 0);
+    free(out);
+    return ok;
+}
+
+/* Adds sessions to one entry (the lock is held): list holds them oldest
+ * first, all of one name. At most the pool's size of TLS 1.3 tickets are
+ * kept, the newest, and one TLS 1.2 session, the newest. */
+static bool write_locked(int dfd, struct stored *const *list, int m, time_t now)
+{
+    struct record recs[RECORDS_MAX];
+    bool keep[RECORDS_MAX];
+    struct stored *adds[RECORDS_MAX];
+    int nadds = 0, t13 = 0;
+    bool t12 = false;
+    for (int i = m - 1; i >= 0 && nadds < RECORDS_MAX; i--) {
+        const struct stored *a = list[i];
+        if (a->expires <= now || (a->tls13 ? t13 == pool_size : t12))
+            continue;
+        adds[nadds++] = list[i];
+        t13 += a->tls13;
+        t12 |= !a->tls13;
+    }
+    if (nadds == 0)
+        return true;
+    char *buf;
+    int n = load(dfd, list[0], &buf, recs);
+    if (n == -2)
+        return false;
+    if (n == -1) {
+        evict(dfd);
+        n = 0;
+    }
+    for (int i = 0; i < n; i++) {
+        keep[i] = alive(&recs[i], now);
+        if (!keep[i])
+            stat_add(ST_EXPIRED);
+        else if (recs[i].tls13 && t13 == pool_size)
+            keep[i] = false; /* the oldest go first */
+        else if (!recs[i].tls13 && t12)
+            keep[i] = false; /* one TLS 1.2 session, the newest */
+        t13 += keep[i] && recs[i].tls13;
+    }
+    bool ok = save(dfd, list[0], recs, keep, n, adds, nadds);
+    free(buf);
+    return ok;
+}
+
+static void atfork_prepare(void)
+{
+    pthread_mutex_lock(&op_lock);
+    pthread_mutex_lock(&cache_lock);
+}
+
+static void atfork_parent(void)
+{
+    pthread_mutex_unlock(&cache_lock);
+    pthread_mutex_unlock(&op_lock);
+}
+
+static void atfork_child(void)
+{
+    pthread_mutex_init(&cache_lock, NULL);
+    pthread_mutex_init(&op_lock, NULL);
+}
+
+static bool decode(const struct tls_ops *ops, const struct record *r, struct pooled *out)
+{
+    unsigned char *der = malloc(r->sess_len + r->chain_len + r->staple_len);
+    size_t len, clen = 0, slen = 0;
+    *out = (struct pooled){.ops = ops, .born = r->born, .expires = r->expires};
+    out->sess = der != NULL && b64_decode(r->sess, r->sess_len, der, &len)
+                    ? ops->decode(der, len)
+                    : NULL;
+    if (out->sess != NULL && r->chain_len > 0 &&
+        b64_decode(r->chain, r->chain_len, der, &clen) && (out->chain.der = malloc(clen)) != NULL) {
+        memcpy(out->chain.der, der, clen);
+        out->chain.der_len = clen;
+    }
+    /* The staple is what a judge saw: a record whose staple cannot be
+     * restored exactly is not offered. */
+    if (out->sess != NULL && r->staple_len > 0 &&
+        (!b64_decode(r->staple, r->staple_len, der, &slen) ||
+         (out->chain.staple = malloc(slen)) == NULL)) {
+        pooled_free(out);
+    } else if (out->sess != NULL && r->staple_len > 0) {
+        memcpy(out->chain.staple, der, slen);
+        out->chain.staple_len = slen;
+    }
+    free(der);
+    if (out->sess == NULL || ops->is_tls13(out->sess) != r->tls13 ||
+        !ops->resumable(out->sess)) {
+        pooled_free(out);
+        return false;
+    }
+    return true;
+}
+
+void store_take(const struct key *k, time_t now, struct pooled *out)
+{
+    int saved = errno;
+    out->sess = NULL;
+    struct stored st;
+    struct op op;
+    if (op_begin(&op) && name_entry(op.dfd, k, &st)) {
+        struct record recs[RECORDS_MAX];
+        bool keep[RECORDS_MAX];
+        char *buf;
+        int n = load(op.dfd, &st, &buf, recs);
+        bool changed = n == 0 && buf != NULL;
+        for (int i = 0; i < n; i++) {
+            keep[i] = alive(&recs[i], now);
+            if (!keep[i])
+                stat_add(ST_EXPIRED);
+            /* A TLS 1.3 ticket leaves the store when taken; a TLS 1.2
+             * session stays for others. One that cannot be decoded goes. */
+            if (keep[i] && out->sess == NULL)
+                keep[i] = decode(k->ops, &recs[i], out) && !recs[i].tls13;
+            changed |= !keep[i];
+        }
+        /* A taken ticket must be gone for the others before it is offered:
+         * if the entry cannot be rewritten (a full file system), it goes
+         * whole, and if even that fails, nothing is offered. */
+        if (changed && !save(op.dfd, &st, recs, keep, n > 0 ? n : 0, NULL, 0) &&
+            unlinkat(op.dfd, st.name, 0) != 0 && errno != ENOENT && out->sess != NULL &&
+            k->ops->is_tls13(out->sess))
+            pooled_free(out);
+        free(buf);
+    }
+    op_end(&op);
+    errno = saved;
+}
+
+static struct stored *encode(const struct pooled *p)
+{
+    if (p->born < 0 || p->expires <= time(NULL))
+        return NULL; /* nothing to keep (a certificate dated before 1970 too) */
+    size_t slen;
+    unsigned char *der = p->ops->encode(p->sess, &slen);
+    size_t clen;
+    unsigned char *chain = chain_encode(&p->chain, &clen);
+    if (clen > RECORD_MAX_B64 / 4 * 3)
+        clen = 0; /* a chain too big to keep: the session alone */
+    if (p->chain.lost || p->chain.staple_len > RECORD_MAX_B64 / 4 * 3) {
+        free(chain);
+        free(der);
+        return NULL; /* a staple not kept exact: the session is not kept */
+    }
+    struct stored *st = NULL;
+    char *b64 = NULL;
+    size_t sb = 4 * ((slen + 2) / 3), cb = 4 * ((clen + 2) / 3);
+    size_t ob = 4 * ((p->chain.staple_len + 2) / 3);
+    struct record r = {.born = p->born, .expires = p->expires, .sess_len = sb, .chain_len = cb,
+                       .staple_len = ob};
+    size_t line = record_line_len(&r);
+    if (der != NULL && slen > 0 && slen <= RECORD_MAX_B64 / 4 * 3 &&
+        (st = malloc(sizeof *st + line)) != NULL && (b64 = malloc(sb + cb + ob + 1)) != NULL) {
+        r.tls13 = p->ops->is_tls13(p->sess);
+        r.sess = b64;
+        r.chain = b64 + sb;
+        r.sess_len = b64_encode(der, slen, b64);
+        r.chain_len = b64_encode(chain, clen, b64 + sb);
+        r.staple = b64 + sb + cb;
+        r.staple_len = b64_encode(p->chain.staple, p->chain.staple_len, b64 + sb + cb);
+        st->tls13 = r.tls13;
+        st->expires = r.expires;
+        st->len = record_line(st->line, &r);
+    } else {
+        free(st);
+        st = NULL;
+    }
+    free(chain);
+    free(der);
+    free(b64);
+    return st;
+}
+
+void store_forget(const struct key *k)
+{
+    int saved = errno;
+    struct stored st;
+    struct op op;
+    if (op_begin(&op) && name_entry(op.dfd, k, &st))
+        unlinkat(op.dfd, st.name, 0);
+    op_end(&op);
+    errno = saved;
+}
+
+/* Named with the salt last seen, without touching the store: a program
+ * encodes a ticket on every connection. store_write checks that salt is
+ * still the store's. */
+struct stored *store_encode(const struct key *k, const struct pooled *p)
+{
+    int saved = errno;
+    struct stored *st = encode(p);
+    if (st != NULL) {
+        pthread_mutex_lock(&cache_lock);
+        memcpy(st->salt, salt_seen, sizeof salt_seen);
+        pthread_mutex_unlock(&cache_lock);
+    }
+    struct op op = {-1, -1, false};
+    bool ok = st != NULL && st->salt[0] != '\0' ? name_with(k, st)
+              : st != NULL && op_begin(&op) && name_entry(op.dfd, k, st);
+    op_end(&op);
+    if (!ok) {
+        free(st);
+        st = NULL;
+    }
+    errno = saved;
+    return st;
+}
+
+/* By entry, then in the order given. */
+static int by_name(const void *a, const void *b)
+{
+    const struct stored *x = *(struct stored *const *)a, *y = *(struct stored *const *)b;
+    int c = strcmp(x->name, y->name);
+    return c != 0 ? c : (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* May run at exit, perhaps after the TLS library has been cleaned up:
+ * everything that needed it was done by store_encode. One lock for all, so that a
+ * busy store costs one wait, and one rewrite per entry. The list is sorted
+ * in place. */
+void store_write(struct stored **list, unsigned n)
+{
+    int saved = errno;
+    char salt[HEX_LEN + 1];
+    struct op op = {-1, -1, false};
+    for (unsigned i = 0; i < n; i++)
+        list[i]->seq = i;
+    qsort(list, n, sizeof *list, by_name);
+    if (n > 0 && op_begin(&op) && get_salt(op.dfd, false, salt)) {
+        time_t now = time(NULL);
+        for (unsigned i = 0, j; i < n; i = j) {
+            for (j = i + 1; j < n && strcmp(list[j]->name, list[i]->name) == 0; j++)
+                ;
+            /* Named under a salt the store no longer has: never found. */
+            if (strcmp(salt, list[i]->salt) == 0)
+                write_locked(op.dfd, list + i, (int)(j - i), now);
+        }
+    }
+    op_end(&op);
+    errno = saved;
+}
+
+/* A file of the store that holds secrets of its own (the server mode's
+ * ticket keys), read and rewritten under the lock. update is given its
+ * contents (NULL, 0 when there is none) and writes the new ones to out,
+ * which has room for max bytes (none: the file is removed), or returns
+ * false to leave it as it is. Every copy is wiped after use. */
+bool store_rewrite(const char *name, size_t max, store_update update, void *arg)
+{
+    int saved = errno;
+    struct op op;
+    bool ok = false;
+    if (op_begin(&op)) {
+        size_t len = 0, out_len = 0;
+        char *in = NULL, *out = malloc(max);
+        off_t size;
+        int fd = open_file(op.dfd, name, O_RDONLY, &size);
+        bool readable = fd >= 0 || errno == ENOENT;
+        if (fd >= 0) {
+            in = read_all(fd, size, &len);
+            readable = in != NULL;
+            close(fd);
+        }
+        if (readable && out != NULL && update(in, len, out, &out_len, arg))
+            ok = (in != NULL && out_len == len && memcmp(in, out, len) == 0) ||
+                 replace(op.dfd, name, out, out_len);
+        if (in != NULL)
+            explicit_bzero(in, len);
+        if (out != NULL)
+            explicit_bzero(out, max);
+        free(in);
+        free(out);
+    }
+    op_end(&op);
+    errno = saved;
+    return ok;
+}
+
+bool store_on(void)
+{
+    return dir != NULL;
+}
+
+/* Whether the directory holds nothing at all. */
+static bool empty_dir(int dfd)
+{
+    DIR *d = listing(dfd);
+    if (d == NULL)
+        return false;
+    struct dirent *e;
+    bool empty = true;
+    while (empty && (e = readdir(d)) != NULL)
+        empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+    closedir(d);
+    return empty;
+}
+
+/* Makes the directory the store's when it is empty; a directory holding
+ * anything but the mark is the user's, and its files are not the store's
+ * to delete or replace. Processes starting together may race here: the
+ * mark is made before any other file of the store, and only once. */
+static bool claim(int dfd)
+{
+    int m = marked(dfd);
+    if (m != 0)
+        return m == 1;
+    if (!empty_dir(dfd)) {
+        /* Another process may have marked it and begun to fill it since. */
+        m = marked(dfd);
+        if (m == 0)
+            refuse(T_FOREIGN, NULL, NULL);
+        return m == 1;
+    }
+    int fd = openat(dfd, MARKER, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        if (errno == EEXIST)
+            return marked(dfd) == 1;
+        refuse(T_ERRNO, MARKER, NULL);
+        return false;
+    }
+    /* The text is for a person who finds the directory; the mark is the
+     * file itself, so a short write (a full disk) does not matter. */
+    ssize_t ignored = write(fd, MARKER_TEXT, sizeof MARKER_TEXT - 1);
+    (void)ignored;
+    close(fd);
+    return true;
+}
+
+/* A relative directory is taken from where the program started: it may
+ * change its working directory later. */
+void store_init(const struct config *cfg)
+{
+    const char *path = cfg->store;
+    pool_size = cfg->pool_size;
+    max_hosts = cfg->max_hosts;
+    if (path == NULL || *path == '\0')
+        return;
+    fork_register(atfork_prepare, atfork_parent, atfork_child);
+    char cwd[PATH_MAX];
+    if (path[0] == '/')
+        dir = strdup(path);
+    else if (getcwd(cwd, sizeof cwd) != NULL && (dir = malloc(strlen(cwd) + strlen(path) + 2)))
+        sprintf(dir, "%s/%s", cwd, path);
+    if (dir == NULL)
+        return;
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        refuse(T_ERRNO, NULL, NULL);
+        free(dir);
+        dir = NULL;
+        return;
+    }
+    int fd = open_dir();
+    bool ours = fd >= 0 && claim(fd);
+    if (fd >= 0)
+        close(fd);
+    if (!ours) {
+        free(dir);
+        dir = NULL;
+        return;
+    }
+    LOG(LOG_INFO, "sessions shared through the store in %s", dir);
+}

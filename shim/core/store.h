@@ -1,0 +1,44 @@
+/* store: the cross-process store (RESUMESHIM_STORE): every process of the
+ * user offers tickets that earlier ones earned. This room keeps the
+ * directory safe (its own, private, marked), locked and bounded; the
+ * format of its files is record.h's. Each call opens, locks and closes the
+ * store itself; false or nothing means the store could not be used and the
+ * caller goes on without it. The host's errno is preserved across every
+ * call. */
+#ifndef RESUMESHIM_STORE_H
+#define RESUMESHIM_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
+
+#include "config.h"
+#include "key.h"
+#include "seam.h"
+
+/* A session encoded and named for one entry, ready to be written. */
+struct stored;
+
+/* Nothing: the store is off (cfg->store NULL or refused). */
+void store_init(const struct config *cfg);
+bool store_on(void);
+/* Takes a session from the store: a TLS 1.3 ticket leaves it. */
+void store_take(const struct key *k, time_t now, struct pooled *out);
+/* Removes a key's entry (the application refused the server). */
+void store_forget(const struct key *k);
+/* A session encoded and named now (NULL when it cannot be), to be written
+ * later by store_write, which calls no TLS library function (it may run
+ * after the library's cleanup). Freed with free(). */
+struct stored *store_encode(const struct key *k, const struct pooled *p);
+/* Adds the sessions to the store, in one operation; the list is given
+ * oldest first, and reordered. */
+void store_write(struct stored **list, unsigned n);
+/* A file of the store that holds secrets of its own (the server mode's
+ * ticket keys), read and rewritten under the lock: update is given its
+ * contents (NULL, 0 when there is none) and writes the new ones to out,
+ * which has room for max bytes (none: the file is removed), or returns
+ * false to leave it as it is. Every copy is wiped after use. */
+typedef bool (*store_update)(const char *in, size_t len, char *out, size_t *out_len, void *arg);
+bool store_rewrite(const char *name, size_t max, store_update update, void *arg);
+
+#endif

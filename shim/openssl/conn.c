@@ -1,0 +1,620 @@
+/* A client connection's life (conn.h).
+ *
+ * Sessions received before the application used the connection are held
+ * on it, not published: a TLS 1.2 session arrives inside the handshake,
+ * before the application had a chance to reject the peer (curl checks the
+ * host name itself, after the handshake), and a connection that is refused
+ * or fails must leave nothing behind. */
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "appsess.h"
+#include "conn.h"
+#include "ctx.h"
+#include "exdata.h"
+#include "log.h"
+#include "ocsp.h"
+#include "pool.h"
+#include "reverify.h"
+#include "pooled.h"
+#include "session.h"
+#include "settings.h"
+#include "store.h"
+#include "verdict.h"
+
+struct conn {
+    struct key key;
+    SSL_SESSION *offered;   /* our reference to what we set, until done */
+    bool offered_kept;      /* from done on: the shim offered what resumed */
+    struct chain offered_chain;
+    struct chain chain;     /* the verified peer chain, from done on */
+    time_t offered_born;
+    time_t born;            /* the verifying full handshake behind this one */
+    unsigned gen;           /* fork generation at begin */
+    bool started, done, used, verified;
+    bool entry_handshake;   /* the handshake started in a handshake call */
+    bool judged;            /* the status callback saw the kept staple */
+    bool refused;           /* ...and refused it after a TLS 1.2 resumption */
+    int nodelay_fd;         /* socket we switched TCP_NODELAY on, or -1 */
+    unsigned n_held;
+    struct pooled *held;    /* pool_size slots, allocated on demand */
+    struct pooled latest;   /* the newest TLS 1.3 ticket, see conn_session */
+    bool latest_reserved;   /* a copy waits to reach the store at exit */
+};
+
+static int conn_index = -1;
+static int pool_size;
+static long max_age;
+_Thread_local const SSL *conn_quiet;
+_Thread_local unsigned long conn_quiet_epoch;
+unsigned long conn_epoch;
+
+static void not_quiet(void)
+{
+    __atomic_fetch_add(&conn_epoch, 1, __ATOMIC_ACQ_REL);
+}
+
+/* A program may exit without ever freeing a connection (wget does; Ruby
+ * frees one only when its garbage collector runs), and the newest ticket
+ * then never leaves it. With a store, once the connection has earned that
+ * ticket, a copy is reserved to be written there at exit: at exit no
+ * SSL_clear can make OpenSSL offer it again. The reservation is cancelled
+ * when the ticket goes its ordinary way first (published when the
+ * connection is freed, or dropped); one the application reuses or takes is
+ * discarded from the reservations by pool_discard. */
+static void reserve_latest(struct conn *c)
+{
+    if (!store_on() || c->latest.sess == NULL || c->latest_reserved || !c->done || !c->used ||
+        !c->verified)
+        return;
+    struct pooled copy = c->latest;
+    copy.chain = chain_copy(&c->latest.chain);
+    copy.ops->up_ref(copy.sess);
+    pool_reserve(&c->key, copy, c->gen);
+    c->latest_reserved = true;
+}
+
+static void unreserve_latest(struct conn *c)
+{
+    if (c->latest_reserved && c->latest.sess != NULL)
+        pool_unreserve(&ossl_ops, c->latest.sess);
+    c->latest_reserved = false;
+}
+
+static void drop_latest(struct conn *c)
+{
+    unreserve_latest(c);
+    pooled_free(&c->latest);
+}
+
+static void release(struct conn *c)
+{
+    drop_latest(c);
+    for (unsigned i = 0; i < c->n_held; i++)
+        pooled_free(&c->held[i]);
+    free(c->held);
+    c->held = NULL;
+    c->n_held = 0;
+    if (c->offered != NULL)
+        R(SSL_SESSION_free)(c->offered);
+    c->offered = NULL;
+    chain_free(&c->offered_chain);
+    chain_free(&c->chain);
+}
+
+/* Every session the connection keeps came through conn_session, which
+ * needs a key: publishing is handing it to the pool. */
+static void publish(struct conn *c, struct pooled p)
+{
+    if (p.app)
+        pool_reserve(&c->key, p, c->gen);
+    else
+        pool_put(&c->key, p, c->gen);
+}
+
+/* The connection is ending, and OpenSSL will not offer its last ticket
+ * again: the pool may have it now. */
+static void settle_latest(struct conn *c)
+{
+    if (c->latest.sess != NULL && c->done && c->used && c->verified) {
+        /* The pool ends its reservation (pool_put) and keeps its encoding. */
+        c->latest_reserved = false;
+        publish(c, c->latest);
+        c->latest = (struct pooled){0};
+    }
+    drop_latest(c);
+}
+
+static void free_conn(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl,
+                      void *argp)
+{
+    (void)parent, (void)ad, (void)idx, (void)argl, (void)argp;
+    if (ptr != NULL) {
+        not_quiet();
+        settle_latest(ptr);
+        release(ptr);
+        free(ptr);
+    }
+}
+
+/* A fresh state, as zeroed but for the key's bytes and server name, which
+ * nothing reads before key_build writes them: zeroing them too cost 3,600
+ * instructions a connection. */
+_Static_assert(offsetof(struct conn, key) == 0 && offsetof(struct key, bytes) == sizeof(size_t) &&
+                   offsetof(struct key, server) == offsetof(struct key, bytes) + KEY_MAX &&
+                   offsetof(struct key, hash) ==
+                       offsetof(struct key, server) + sizeof(((struct key *)0)->server),
+               "struct key: len, bytes, server, then the rest");
+
+static void reset(struct conn *c)
+{
+    c->key.len = 0;
+    c->key.server[0] = '\0';
+    memset((char *)c + offsetof(struct key, hash), 0, sizeof *c - offsetof(struct key, hash));
+    c->nodelay_fd = -1;
+}
+
+static struct conn *new_conn(void)
+{
+    struct conn *c = malloc(sizeof *c);
+    if (c != NULL)
+        reset(c);
+    return c;
+}
+
+void conn_init(const struct config *cfg)
+{
+    pool_size = cfg->pool_size;
+    max_age = cfg->max_age;
+    atomic_only(&conn_epoch, sizeof conn_epoch);
+    /* SSL_dup copies ex_data pointers; the copy must not share our state. */
+    conn_index = R(CRYPTO_get_ex_new_index)(CRYPTO_EX_INDEX_SSL, 0, NULL, NULL, exdata_dup_none,
+                                            free_conn);
+}
+
+static struct conn *get(SSL *s)
+{
+    return conn_index >= 0 ? R(SSL_get_ex_data)(s, conn_index) : NULL;
+}
+
+static struct conn *get_or_create(SSL *s)
+{
+    struct conn *c = get(s);
+    if (c != NULL || conn_index < 0)
+        return c;
+    c = new_conn();
+    if (c == NULL)
+        return NULL;
+    if (R(SSL_set_ex_data)(s, conn_index, c) != 1) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* A resumed TLS 1.2 handshake ends with the client's Finished; a request
+ * written right after it waits for the server's delayed ACK when Nagle's
+ * algorithm is on (measured: 392 -> 23 connections/s). Resumption must not
+ * make a program slower, so Nagle is off until the first write, then the
+ * program's setting is restored. */
+static void nodelay_on(struct conn *c, SSL *s)
+{
+    int fd = R(SSL_get_wfd)(s), on = 0, one = 1;
+    socklen_t len = sizeof on;
+    if (fd >= 0 && getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, &len) == 0 && !on &&
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0)
+        c->nodelay_fd = fd;
+}
+
+static void nodelay_restore(struct conn *c)
+{
+    int zero = 0;
+    if (c->nodelay_fd >= 0)
+        setsockopt(c->nodelay_fd, IPPROTO_TCP, TCP_NODELAY, &zero, sizeof zero);
+    c->nodelay_fd = -1;
+}
+
+static void offer(struct conn *c, SSL *s)
+{
+    /* SSL_set_session would put the context's method back on a connection
+     * whose method the application changed. */
+    if (R(SSL_get_ssl_method)(s) != R(SSL_CTX_get_ssl_method)(R(SSL_get_SSL_CTX)(s)))
+        return;
+    struct pooled p;
+    pool_take(&c->key, time(NULL), &p);
+    if (p.sess == NULL)
+        return;
+    /* A TLS 1.2 resumption is judged by the status callback once the
+     * handshake is over (handshake_done): a handshake run inside the first
+     * SSL_read or SSL_write would have moved data first. And a staple that
+     * could not be kept exact is shown to no judge. */
+    if (p.chain.lost ||
+        (c->key.judge && !c->entry_handshake && !session_is_tls13(p.sess))) {
+        pooled_free(&p);
+        return;
+    }
+    if (c->key.reverify &&
+        !reverify_session(s, ctx_recorded(R(SSL_get_SSL_CTX)(s)), p.sess,
+                          chain_certs(&p.chain))) {
+        /* The application's judge refuses this server now: no offer. The
+         * judge may be this connection's own (a pin of its own), so what
+         * was taken goes back for the others. */
+        LOG(LOG_DEBUG, "not offered: the application's verify callback refused the server");
+        pool_return(&c->key, p, c->gen);
+        return;
+    }
+    SSL_SESSION *give = p.sess;
+    if (R(SSL_set_session)(s, give) != 1) {
+        pooled_free(&p);
+        return;
+    }
+    c->offered = give;
+    c->offered_chain = p.chain;
+    c->offered_born = p.born;
+    stat_add(ST_OFFERED);
+    LOG(LOG_DEBUG, "offered a TLS %s session", session_is_tls13(give) ? "1.3" : "1.2");
+    if (!session_is_tls13(give))
+        nodelay_on(c, s);
+}
+
+void conn_begin(SSL *s, enum io io)
+{
+    struct conn *c = get_or_create(s);
+    if (c == NULL || c->started)
+        return;
+    c->started = true;
+    c->entry_handshake = io == IO_HANDSHAKE;
+    c->gen = pool_generation();
+    SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
+    ctx_connecting(ctx);
+    stat_add(ST_HANDSHAKES);
+    verdict_key(s, settings_peek(s), ctx_recorded(ctx), store_on(), &c->key);
+    SSL_SESSION *own = R(SSL_get_session)(s);
+    if (own != NULL) {
+        /* The application offers a session of its own (or SSL_clear kept
+         * the last one): leave it alone, and make sure the pool never hands
+         * the same ticket to another connection. */
+        if (c->key.len != 0 && session_is_tls13(own))
+            pool_discard(&c->key, &ossl_ops, own);
+        appsess_begin(s, own);
+        return;
+    }
+    if (c->key.len != 0)
+        offer(c, s);
+}
+
+/* Born and expiry are fixed once the handshake behind the session is
+ * known to be complete. */
+static void stamp(struct conn *c, SSL *s, struct pooled *p)
+{
+    p->born = c->born;
+    p->expires = session_expiry(p->sess, p->born, max_age, R(SSL_get_certificate)(s));
+    if (p->chain.certs == NULL && p->chain.der == NULL && p->chain.staple == NULL &&
+        !p->chain.lost)
+        p->chain = chain_copy(&c->chain);
+    /* A staple past its nextUpdate is not shown to a judge again: a full
+     * handshake brings a fresh one. */
+    if (c->key.staple) {
+        time_t until = p->chain.lost ? 0 : ocsp_valid_until(p->chain.staple, p->chain.staple_len);
+        if (until < p->expires)
+            p->expires = until;
+    }
+}
+
+static void publish_now(struct conn *c, SSL *s, struct pooled p)
+{
+    stamp(c, s, &p);
+    publish(c, p);
+}
+
+static void publish_held(struct conn *c, SSL *s)
+{
+    for (unsigned i = 0; i < c->n_held; i++)
+        publish_now(c, s, c->held[i]);
+    c->n_held = 0;
+}
+
+/* The staple a connection's sessions carry: the one the server sent in a
+ * full handshake, or, on a resumed one, the one its session carried. One
+ * too large, or that cannot be copied, is lost: the connection publishes
+ * nothing (handshake_done). */
+static struct chain kept_staple(struct conn *c, SSL *s, bool reused)
+{
+    struct chain k = {0};
+    if (reused && c->offered != NULL) {
+        k.staple = c->offered_chain.staple, k.staple_len = c->offered_chain.staple_len;
+        k.lost = c->offered_chain.lost;
+        c->offered_chain.staple = NULL, c->offered_chain.staple_len = 0;
+        return k;
+    }
+    unsigned char *der = NULL;
+    long len = R(SSL_ctrl)(s, SSL_CTRL_GET_TLSEXT_STATUS_REQ_OCSP_RESP, 0, &der);
+    if (len <= 0 || der == NULL)
+        return k;
+    if (len <= MAX_STAPLE_BYTES && (k.staple = malloc((size_t)len)) != NULL) {
+        memcpy(k.staple, der, (size_t)len);
+        k.staple_len = (size_t)len;
+    } else {
+        k.lost = true;
+    }
+    return k;
+}
+
+/* The application refused the staple its session kept: the connection
+ * fails as a full handshake refused by its status callback does (an error
+ * on the queue, the handshake call failing, nothing sent after it), and the
+ * server's sessions go. */
+static void refuse(struct conn *c, SSL *s, int verdict)
+{
+    c->refused = true;
+    c->verified = false;
+    pool_forget(&c->key);
+    store_forget(&c->key);
+    R(ERR_new)();
+    R(ERR_set_debug)(__FILE__, __LINE__, __func__);
+    R(ERR_set_error)(ERR_LIB_SSL, verdict < 0 ? ERR_R_MALLOC_FAILURE : SSL_R_INVALID_STATUS_RESPONSE,
+                     NULL);
+    R(SSL_set_shutdown)(s, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
+    LOG(LOG_DEBUG, "the application's status callback refused a resumed connection");
+}
+
+/* A resumed connection whose status callback OpenSSL did not call (TLS
+ * 1.2), or that has none: it is shown the staple now, and judged. */
+static void judge_resumed(struct conn *c, SSL *s)
+{
+    /* Should the staple not fit on the connection, the callback judges
+     * its absence, and that verdict is not kept. */
+    if (!ocsp_present(s, &c->chain))
+        c->verified = false;
+    int verdict = c->key.judge ? ocsp_ask(s) : 1;
+    if (verdict <= 0)
+        refuse(c, s, verdict);
+}
+
+static void handshake_done(struct conn *c, SSL *s)
+{
+    c->done = true;
+    bool reused = R(SSL_session_reused)(s);
+    c->offered_kept = c->offered != NULL;
+    struct chain staple = c->key.staple ? kept_staple(c, s, reused) : (struct chain){0};
+    if (!reused)
+        nodelay_restore(c); /* a full TLS 1.2 handshake ends with the server */
+    stat_add(reused ? ST_RESUMED : ST_FULL);
+    if (c->offered != NULL)
+        pool_verdict(&c->key, reused);
+    /* A resumed connection proves nothing new about the server: what it
+     * earns inherits the moment of the full handshake that verified it. */
+    c->born = reused && c->offered != NULL ? c->offered_born : time(NULL);
+    c->verified = !(R(SSL_get_verify_mode)(s) & SSL_VERIFY_PEER) ||
+                  R(SSL_get_verify_result)(s) == X509_V_OK;
+    /* Resumed from a session the application supplied: the verdict was not
+     * reached under this key, nor is its age known. Publish nothing. */
+    if (reused && c->offered == NULL)
+        c->verified = false;
+    if (staple.lost)
+        c->verified = false;
+    /* A TLS 1.2 resumption gets no new-session callback; a ticket the
+     * server renewed lives only in the connection's session. */
+    SSL_SESSION *now = R(SSL_get_session)(s);
+    if (reused && c->offered != NULL && now != NULL && !session_is_tls13(now) &&
+        !session_same_ticket(now, c->offered))
+        conn_session(s, now, false);
+    if (c->offered != NULL) {
+        R(SSL_SESSION_free)(c->offered);
+        c->offered = NULL;
+    }
+    /* The chain the server sent, for the store and for re-verification
+     * (whether a connection re-verifies is in its key); a session restored
+     * from the store has the leaf but not the chain. */
+    STACK_OF(X509) *chain =
+        store_on() || c->key.reverify ? R(SSL_get_peer_cert_chain)(s) : NULL;
+    if (chain != NULL)
+        chain_set_certs(&c->chain, chain);
+    else if (reused)
+        c->chain = c->offered_chain, c->offered_chain = (struct chain){0};
+    chain_free(&c->offered_chain);
+    c->chain.staple = staple.staple, c->chain.staple_len = staple.staple_len;
+    c->chain.lost = staple.lost;
+    if (reused && c->offered_kept && c->key.staple && !c->judged)
+        judge_resumed(c, s);
+}
+
+static void notice_done(struct conn *c, SSL *s)
+{
+    if (!c->done && !R(SSL_in_init)(s) && !R(SSL_in_before)(s))
+        handshake_done(c, s);
+}
+
+bool conn_after(SSL *s, int ret, enum io io)
+{
+    struct conn *c = get(s);
+    if (c == NULL || !c->started)
+        return false;
+    bool was_done = c->done;
+    notice_done(c, s);
+    if (c->refused)
+        return ret > 0 && !was_done;
+    /* A completed handshake is not use: the application may still reject
+     * the peer. Data read or written is. */
+    if (ret <= 0 || !c->done || io == IO_HANDSHAKE)
+        return false;
+    if (io == IO_WRITE)
+        nodelay_restore(c);
+    if (!c->used) {
+        c->used = true;
+        if (c->verified)
+            publish_held(c, s);
+        reserve_latest(c);
+    }
+    if (c->nodelay_fd < 0) {
+        conn_quiet = s;
+        conn_quiet_epoch = __atomic_load_n(&conn_epoch, __ATOMIC_ACQUIRE);
+    }
+    return false;
+}
+
+void conn_session(SSL *s, SSL_SESSION *sess, bool app_kept)
+{
+    struct conn *c = get(s);
+    if (c == NULL || !c->started || c->key.len == 0 || !R(SSL_SESSION_is_resumable)(sess))
+        return;
+    /* A handshake run inside SSL_read receives its TLS 1.3 tickets in the
+     * same call, before conn_after can notice the handshake ended. */
+    notice_done(c, s);
+    const unsigned char *ticket;
+    size_t len;
+    R(SSL_SESSION_get0_ticket)(sess, &ticket, &len);
+    if (len > MAX_TICKET_BYTES)
+        return;
+    /* A private copy: OpenSSL later marks the object it handed us not
+     * resumable (unclean SSL_free, fatal alert, single use in TLS 1.3). */
+    struct pooled p = {.ops = &ossl_ops, .sess = R(SSL_SESSION_dup)(sess)};
+    if (p.sess == NULL)
+        return;
+    /* Never early data: the application did not ask for it. */
+    R(SSL_SESSION_set_max_early_data)(p.sess, 0);
+    /* A TLS 1.2 session may be resumed by the application and the pool
+     * alike; a TLS 1.3 ticket the application keeps is its own. */
+    p.app = app_kept && session_is_tls13(p.sess);
+    if (c->done && session_is_tls13(p.sess) && !p.app) {
+        /* The newest ticket is also the connection's own session, which
+         * OpenSSL offers again if the application reuses this SSL after
+         * SSL_clear (wrk does). It waits on the connection until that is
+         * ruled out; the one it displaces goes on. */
+        stamp(c, s, &p);
+        struct pooled prev = c->latest;
+        bool prev_reserved = c->latest_reserved;
+        c->latest = p;
+        c->latest_reserved = false;
+        reserve_latest(c);
+        if (prev.sess == NULL)
+            return;
+        p = prev;
+        /* Published below, the pool ends its reservation itself. */
+        if (prev_reserved && !(c->used && c->verified))
+            pool_unreserve(&ossl_ops, p.sess);
+    }
+    if (c->done && c->used && c->verified) {
+        publish_now(c, s, p);
+        return;
+    }
+    if (c->held == NULL && (c->held = calloc((size_t)pool_size, sizeof *c->held)) == NULL) {
+        R(SSL_SESSION_free)(p.sess);
+        return;
+    }
+    if (c->n_held == (unsigned)pool_size)
+        pooled_free(&c->held[--c->n_held]);
+    memmove(&c->held[1], &c->held[0], c->n_held * sizeof *c->held);
+    c->held[0] = p;
+    c->n_held++;
+}
+
+bool conn_clearing(SSL *s)
+{
+    struct conn *c = get(s);
+    /* libssl clears every connection as its first handshake starts */
+    return c != NULL && c->started && !R(SSL_in_before)(s);
+}
+
+void conn_cleared(SSL *s)
+{
+    struct conn *c = get(s);
+    if (c == NULL)
+        return;
+    not_quiet();
+    /* SSL_clear keeps the session of a cleanly shut down connection, and
+     * the next handshake offers it: then the last ticket is the
+     * application's, not the pool's. */
+    SSL_SESSION *kept = R(SSL_get_session)(s);
+    if (kept != NULL && c->latest.sess != NULL && session_same_ticket(kept, c->latest.sess))
+        drop_latest(c);
+    settle_latest(c);
+    release(c);
+    nodelay_restore(c);
+    reset(c);
+}
+
+void conn_app_took(SSL *s, SSL_SESSION *sess)
+{
+    struct conn *c = get(s);
+    if (c == NULL || c->key.len == 0 || sess == NULL || !session_is_tls13(sess))
+        return;
+    /* A program that takes each ticket for a cache of its own (links2
+     * does) keeps it as one its new-session callback kept: with a store,
+     * the copy reserved for it is still written there at exit, unless the
+     * program offers or serializes the ticket first; a program run once
+     * per request never offers what it took. */
+    if (c->latest.sess != NULL && session_same_ticket(c->latest.sess, sess) &&
+        c->latest_reserved) {
+        c->latest_reserved = false;
+        pooled_free(&c->latest);
+        pool_took(&c->key, &ossl_ops, sess);
+        return;
+    }
+    if (c->latest.sess != NULL && session_same_ticket(c->latest.sess, sess))
+        drop_latest(c);
+    for (unsigned i = 0; i < c->n_held;) {
+        if (session_same_ticket(c->held[i].sess, sess)) {
+            pooled_free(&c->held[i]);
+            memmove(&c->held[i], &c->held[i + 1], (c->n_held - i - 1) * sizeof *c->held);
+            c->n_held--;
+        } else {
+            i++;
+        }
+    }
+    pool_discard(&c->key, &ossl_ops, sess);
+}
+
+/* Callbacks that find a certificate's issuer in the chain compare it with
+ * the session's own leaf object (IO::Socket::SSL's status callback does,
+ * by address): a chain decoded from the store gets that object as its leaf. */
+static STACK_OF(X509) *same_leaf(STACK_OF(X509) *chain, const SSL *s)
+{
+    X509 *peer = R(SSL_get0_peer_certificate)(s);
+    OPENSSL_STACK *sk = (OPENSSL_STACK *)chain;
+    X509 *first = chain != NULL && R(OPENSSL_sk_num)(sk) > 0 ? R(OPENSSL_sk_value)(sk, 0) : NULL;
+    if (peer != NULL && first != NULL && first != peer && R(X509_cmp)(first, peer) == 0 &&
+        R(X509_up_ref)(peer) == 1) {
+        R(OPENSSL_sk_set)(sk, 0, peer);
+        R(X509_free)(first);
+    }
+    return chain;
+}
+
+STACK_OF(X509) *conn_peer_chain(const SSL *s)
+{
+    struct conn *c = get((SSL *)s);
+    if (c == NULL)
+        return NULL;
+    /* Inside a resumed handshake (its status callback), the chain behind
+     * the offered session. */
+    if (!c->done && c->offered != NULL && R(SSL_session_reused)(s))
+        return same_leaf(chain_certs(&c->offered_chain), s);
+    return c->done ? same_leaf(chain_certs(&c->chain), s) : NULL;
+}
+
+void conn_status_before(SSL *s)
+{
+    struct conn *c = get(s);
+    if (c == NULL || c->done || c->offered == NULL || !c->key.staple ||
+        !R(SSL_session_reused)(s))
+        return;
+    c->judged = true;
+    /* Should the staple not fit on the connection, the callback sees none
+     * and judges that; the verdict is then not kept (nothing published). */
+    if (c->offered_chain.lost || !ocsp_present(s, &c->offered_chain))
+        c->offered_chain.lost = true;
+}
+
+void conn_status_after(SSL *s, int verdict)
+{
+    struct conn *c = get(s);
+    if (c != NULL && c->judged && verdict <= 0) {
+        pool_forget(&c->key);
+        store_forget(&c->key);
+    }
+}

@@ -1,0 +1,372 @@
+/* The exported OpenSSL entry points, and the one place that drives the
+ * rooms of this side (ctx, conn, server, ocsp, appsess, trust, settings).
+ * Each is a few lines around the real function.
+ *
+ * Handshakes start in many places: SSL_connect, SSL_do_handshake, and the
+ * first SSL_read/SSL_write/SSL_peek of a connection put in connect state,
+ * which run the handshake inside without calling SSL_do_handshake.
+ * Debian's libssl calls its own exports through the PLT, so hooks nest
+ * (SSL_connect reaches SSL_do_handshake): conn_begin and conn_after are
+ * idempotent.
+ *
+ * SSL_free is not hooked: the shim's per-connection state is ex_data whose
+ * free callback runs inside every SSL_free, including the ones libssl makes
+ * itself, and needs nothing from the dying SSL. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "appsess.h"
+#include "caller.h"
+#include "conn.h"
+#include "ctx.h"
+#include "init.h"
+#include "ocsp.h"
+#include "pool.h"
+#include "real.h"
+#include "server.h"
+#include "session.h"
+#include "settings.h"
+#include "trust.h"
+#include "util.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* A call from a module bound to another copy of OpenSSL 3 goes to that
+ * copy, untouched (caller.c), before anything else: such a caller must not
+ * start the shim, which would find no system libssl yet. Then, if libssl 3
+ * cannot be found at all, the call fails the way OpenSSL reports errors
+ * rather than crash. */
+#define FOREIGN(name, fn)                                                      \
+    __typeof__(name) *fn = NULL;                                               \
+    do {                                                                       \
+        uintptr_t a_ = (uintptr_t)__builtin_return_address(0);                 \
+        if (a_ - caller_native.lo >= caller_native.hi - caller_native.lo) {    \
+            void *f_ = real_foreign((const void *)a_, IDX_##name);             \
+            memcpy(&fn, &f_, sizeof fn);                                       \
+        }                                                                      \
+    } while (0)
+#define REAL_OR(name, fail, args)                                              \
+    do {                                                                       \
+        FOREIGN(name, fn_);                                                    \
+        if (fn_ != NULL)                                                       \
+            return fn_ args;                                                   \
+        if (ossl_##name == NULL && !real_find(#name, (void **)&ossl_##name))   \
+            return fail;                                                       \
+    } while (0)
+#define REAL_OR_VOID(name, args)                                               \
+    do {                                                                       \
+        FOREIGN(name, fn_);                                                    \
+        if (fn_ != NULL) {                                                     \
+            fn_ args;                                                          \
+            return;                                                            \
+        }                                                                      \
+        if (ossl_##name == NULL && !real_find(#name, (void **)&ossl_##name))   \
+            return;                                                            \
+    } while (0)
+
+/* SSL_CTX_new reaches SSL_CTX_new_ex through our hook too: ctx_setup
+ * leaves a context it set up alone, and so does ctx_may_serve. */
+static void setup(SSL_CTX *ctx, OSSL_LIB_CTX *libctx, const char *propq)
+{
+    ctx_setup(ctx, libctx, propq);
+    if (ctx_may_serve(ctx))
+        ctx_set_server_tickets(ctx, server_install(ctx));
+}
+
+/* The application's own ticket keys win; the server mode's callback goes. */
+static void own_tickets(SSL_CTX *ctx)
+{
+    if (ctx_own_tickets(ctx))
+        server_remove(ctx);
+}
+
+EXPORT SSL_CTX *SSL_CTX_new_ex(OSSL_LIB_CTX *libctx, const char *propq, const SSL_METHOD *meth)
+{
+    REAL_OR(SSL_CTX_new_ex, NULL, (libctx, propq, meth));
+    bool on = shim_active();
+    SSL_CTX *ctx = ossl_SSL_CTX_new_ex(libctx, propq, meth);
+    if (on)
+        setup(ctx, libctx, propq);
+    return ctx;
+}
+
+EXPORT SSL_CTX *SSL_CTX_new(const SSL_METHOD *meth)
+{
+    REAL_OR(SSL_CTX_new, NULL, (meth));
+    bool on = shim_active();
+    SSL_CTX *ctx = ossl_SSL_CTX_new(meth);
+    if (on)
+        setup(ctx, NULL, NULL);
+    return ctx;
+}
+
+EXPORT long SSL_CTX_ctrl(SSL_CTX *ctx, int cmd, long larg, void *parg)
+{
+    long ret;
+    REAL_OR(SSL_CTX_ctrl, 0, (ctx, cmd, larg, parg));
+    bool on = shim_active();
+    if (on && (cmd == SSL_CTRL_SET_SESS_CACHE_MODE || cmd == SSL_CTRL_GET_SESS_CACHE_MODE) &&
+        ctx_cache_mode(ctx, cmd, larg, &ret))
+        return ret;
+    /* Reading the context's ticket keys is how a server shares them with
+     * its other contexts: they are the application's from then on. */
+    if (on && (cmd == SSL_CTRL_SET_TLSEXT_TICKET_KEYS || cmd == SSL_CTRL_GET_TLSEXT_TICKET_KEYS))
+        own_tickets(ctx);
+    ret = ossl_SSL_CTX_ctrl(ctx, cmd, larg, parg);
+    /* The status callback the application set, not the shim's in its place. */
+    if (on && cmd == SSL_CTRL_GET_TLSEXT_STATUS_REQ_CB)
+        ocsp_hide_cb(ctx, parg);
+    return ret;
+}
+
+/* An application's own ticket-key callback: the older kind would lose to
+ * the server mode's, which OpenSSL prefers; the newer kind replaces it. An
+ * OCSP status callback: the shim's stands in for it (ocsp.c). */
+EXPORT long SSL_CTX_callback_ctrl(SSL_CTX *ctx, int cmd, void (*fp)(void))
+{
+    long ret;
+    REAL_OR(SSL_CTX_callback_ctrl, 0, (ctx, cmd, fp));
+    if (cmd == SSL_CTRL_SET_TLSEXT_TICKET_KEY_CB && shim_active())
+        own_tickets(ctx);
+    if (cmd == SSL_CTRL_SET_TLSEXT_STATUS_REQ_CB && shim_active() && ocsp_set_cb(ctx, fp, &ret))
+        return ret;
+    return ossl_SSL_CTX_callback_ctrl(ctx, cmd, fp);
+}
+
+EXPORT int SSL_CTX_set_tlsext_ticket_key_evp_cb(SSL_CTX *ctx, shim_ticket_key_cb fp)
+{
+    REAL_OR(SSL_CTX_set_tlsext_ticket_key_evp_cb, 0, (ctx, fp));
+    if (shim_active())
+        own_tickets(ctx);
+    return ossl_SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, fp);
+}
+
+EXPORT void SSL_CTX_sess_set_new_cb(SSL_CTX *ctx, shim_new_session_cb cb)
+{
+    REAL_OR_VOID(SSL_CTX_sess_set_new_cb, (ctx, cb));
+    if (shim_active() && ctx_set_app_cb(ctx, cb))
+        return;
+    ossl_SSL_CTX_sess_set_new_cb(ctx, cb);
+}
+
+EXPORT shim_new_session_cb SSL_CTX_sess_get_new_cb(SSL_CTX *ctx)
+{
+    shim_new_session_cb cb;
+    REAL_OR(SSL_CTX_sess_get_new_cb, NULL, (ctx));
+    bool on = shim_active();
+    if (on && ctx_get_app_cb(ctx, &cb))
+        return cb;
+    return ossl_SSL_CTX_sess_get_new_cb(ctx);
+}
+
+EXPORT void SSL_CTX_set_cert_verify_callback(SSL_CTX *ctx, shim_cert_verify_cb cb, void *arg)
+{
+    REAL_OR_VOID(SSL_CTX_set_cert_verify_callback, (ctx, cb, arg));
+    struct recorded *rec = shim_active() ? ctx_recorded(ctx) : NULL;
+    if (rec != NULL) {
+        rec->cert_verify_cb = cb;
+        rec->cert_verify_arg = arg;
+    }
+    ossl_SSL_CTX_set_cert_verify_callback(ctx, cb, arg);
+}
+
+/* The trust store changing under a context invalidates its fingerprint;
+ * certificates loaded lazily by verification inside a handshake do not.
+ * These are libcrypto functions, called by programs that never load libssl
+ * too: they neither start the shim nor need it started. */
+#define STORE_HOOK(name, type)                                                 \
+    EXPORT int name(X509_STORE *store, type *x)                                \
+    {                                                                          \
+        REAL_OR(name, 0, (store, x));                                          \
+        int r = ossl_##name(store, x);                                         \
+        if (r == 1 && !in_handshake() && shim_started())                      \
+            trust_changed(store);                                              \
+        return r;                                                              \
+    }
+
+/* CA directories (and URI stores) load lazily, so the store's objects do not
+ * reveal them: the locations themselves join the fingerprint. A file loads
+ * at once and shows in the objects. */
+static void lookup_added(X509_LOOKUP *lu, int cmd, const char *argc, long argl, int r)
+{
+    if (r != 1 || !shim_started() || (cmd != X509_L_ADD_DIR && cmd != X509_L_ADD_STORE))
+        return;
+    if (cmd == X509_L_ADD_DIR && argl == X509_FILETYPE_DEFAULT) {
+        const char *env = secure_getenv("SSL_CERT_DIR");
+        argc = env != NULL ? env : "(default)";
+    }
+    trust_lookup(R(X509_LOOKUP_get_store)(lu), cmd, argc);
+}
+
+EXPORT int X509_LOOKUP_ctrl_ex(X509_LOOKUP *lu, int cmd, const char *argc, long argl, char **ret,
+                               OSSL_LIB_CTX *libctx, const char *propq)
+{
+    REAL_OR(X509_LOOKUP_ctrl_ex, 0, (lu, cmd, argc, argl, ret, libctx, propq));
+    int r = ossl_X509_LOOKUP_ctrl_ex(lu, cmd, argc, argl, ret, libctx, propq);
+    lookup_added(lu, cmd, argc, argl, r);
+    return r;
+}
+
+EXPORT int X509_LOOKUP_ctrl(X509_LOOKUP *lu, int cmd, const char *argc, long argl, char **ret)
+{
+    REAL_OR(X509_LOOKUP_ctrl, 0, (lu, cmd, argc, argl, ret));
+    int r = ossl_X509_LOOKUP_ctrl(lu, cmd, argc, argl, ret);
+    lookup_added(lu, cmd, argc, argl, r);
+    return r;
+}
+
+STORE_HOOK(X509_STORE_add_cert, X509)
+STORE_HOOK(X509_STORE_add_crl, X509_CRL)
+
+EXPORT int SSL_CTX_set_session_id_context(SSL_CTX *ctx, const unsigned char *sid,
+                                          unsigned int len)
+{
+    REAL_OR(SSL_CTX_set_session_id_context, 0, (ctx, sid, len));
+    bool on = shim_active();
+    int r = ossl_SSL_CTX_set_session_id_context(ctx, sid, len);
+    if (on && r == 1)
+        record_sid(ctx_recorded(ctx), sid, len);
+    return r;
+}
+
+EXPORT int SSL_set_session_id_context(SSL *s, const unsigned char *sid, unsigned int len)
+{
+    REAL_OR(SSL_set_session_id_context, 0, (s, sid, len));
+    bool on = shim_active();
+    int r = ossl_SSL_set_session_id_context(s, sid, len);
+    if (on && r == 1)
+        record_sid(settings_of(s), sid, len);
+    return r;
+}
+
+/* Purpose and trust settings, which OpenSSL 3.0 cannot report back. */
+#define RECORD_HOOK(name, type, obj, recorded, which)                          \
+    EXPORT int name(type *obj, int value)                                      \
+    {                                                                          \
+        REAL_OR(name, 0, (obj, value));                                        \
+        bool on = shim_active();                                               \
+        int r = ossl_##name(obj, value);                                       \
+        if (on && r == 1)                                                      \
+            record_int(recorded(obj), which, value);                           \
+        return r;                                                              \
+    }
+
+RECORD_HOOK(SSL_CTX_set_purpose, SSL_CTX, ctx, ctx_recorded, SET_PURPOSE)
+RECORD_HOOK(SSL_set_purpose, SSL, s, settings_of, SET_PURPOSE)
+RECORD_HOOK(SSL_CTX_set_trust, SSL_CTX, ctx, ctx_recorded, SET_TRUST)
+RECORD_HOOK(SSL_set_trust, SSL, s, settings_of, SET_TRUST)
+
+/* A handshake may start: a server's is the server mode's (once, at the
+ * outermost hook: SSL_accept reaches SSL_do_handshake), a client's the
+ * connection's. */
+static void begin(SSL *s, bool client, enum io io)
+{
+    if (!R(SSL_in_before)(s))
+        return;
+    if (client || !R(SSL_is_server)(s))
+        conn_begin(s, io);
+    else if (shim_config()->server && !in_handshake())
+        server_begin(s);
+}
+
+/* The handshake entry points: begin (offer) before, notice the end after. */
+#define ENTRY(name, client, io, fail, params, args)                         \
+    EXPORT int name params                                                     \
+    {                                                                          \
+        REAL_OR(name, fail, args);                                             \
+        bool on = shim_active() && !(conn_is_quiet(s) && !R(SSL_in_before)(s)); \
+        if (on)                                                                \
+            begin(s, client, io);                                              \
+        handshake_enter();                                                     \
+        int r = ossl_##name args;                                              \
+        handshake_leave();                                                     \
+        if (on && conn_after(s, r, io))                                        \
+            return fail;                                                       \
+        return r;                                                              \
+    }
+
+ENTRY(SSL_connect, true, IO_HANDSHAKE, -1, (SSL *s), (s))
+ENTRY(SSL_do_handshake, false, IO_HANDSHAKE, -1, (SSL *s), (s))
+ENTRY(SSL_accept, false, IO_HANDSHAKE, -1, (SSL *s), (s))
+ENTRY(SSL_read, false, IO_READ, -1, (SSL *s, void *buf, int num), (s, buf, num))
+ENTRY(SSL_read_ex, false, IO_READ, 0, (SSL *s, void *buf, size_t num, size_t *got),
+      (s, buf, num, got))
+ENTRY(SSL_peek, false, IO_READ, -1, (SSL *s, void *buf, int num), (s, buf, num))
+ENTRY(SSL_peek_ex, false, IO_READ, 0, (SSL *s, void *buf, size_t num, size_t *got),
+      (s, buf, num, got))
+ENTRY(SSL_write, false, IO_WRITE, -1, (SSL *s, const void *buf, int num), (s, buf, num))
+ENTRY(SSL_write_ex, false, IO_WRITE, 0, (SSL *s, const void *buf, size_t num, size_t *put),
+      (s, buf, num, put))
+
+EXPORT int SSL_clear(SSL *s)
+{
+    REAL_OR(SSL_clear, 0, (s));
+    bool on = shim_active();
+    bool settle = on && conn_clearing(s);
+    int r = ossl_SSL_clear(s);
+    if (settle)
+        conn_cleared(s);
+    return r;
+}
+
+/* A TLS 1.3 ticket the application offers itself must leave every pool at
+ * once: another thread may be about to take it. */
+EXPORT int SSL_set_session(SSL *s, SSL_SESSION *sess)
+{
+    REAL_OR(SSL_set_session, 0, (s, sess));
+    bool on = shim_active();
+    if (on && sess != NULL && session_is_tls13(sess))
+        pool_discard(NULL, &ossl_ops, sess);
+    if (on)
+        appsess_forget(s);
+    return ossl_SSL_set_session(s, sess);
+}
+
+EXPORT SSL_SESSION *SSL_get_session(const SSL *s)
+{
+    REAL_OR(SSL_get_session, NULL, (s));
+    SSL_SESSION *sess = ossl_SSL_get_session(s);
+    return shim_started() ? appsess_shown(s, sess) : sess;
+}
+
+/* An application that takes a TLS 1.3 session to offer it again itself
+ * owns that ticket from now on; the pool must not hand it out too. */
+EXPORT SSL_SESSION *SSL_get1_session(SSL *s)
+{
+    REAL_OR(SSL_get1_session, NULL, (s));
+    bool on = shim_active();
+    SSL_SESSION *sess = ossl_SSL_get1_session(s);
+    if (!on)
+        return sess;
+    SSL_SESSION *shown = appsess_shown(s, sess);
+    if (shown != sess) {
+        R(SSL_SESSION_up_ref)(shown);
+        R(SSL_SESSION_free)(sess);
+    }
+    conn_app_took(s, shown);
+    return shown;
+}
+
+/* A session the application serializes may be offered again by a later
+ * process of its own (curl's --ssl-sessions file): that ticket is the
+ * application's for good. */
+EXPORT int i2d_SSL_SESSION(const SSL_SESSION *in, unsigned char **pp)
+{
+    REAL_OR(i2d_SSL_SESSION, 0, (in, pp));
+    if (in != NULL && shim_started() && session_is_tls13(in))
+        pool_discard(NULL, &ossl_ops, in);
+    return ossl_i2d_SSL_SESSION(in, pp);
+}
+
+/* A connection resumed from the store: OpenSSL restores the peer's leaf
+ * but not its chain, which programs read after the handshake (curl's
+ * certificate info fails without one). The chain verified by the full
+ * handshake behind the session is kept with it. */
+EXPORT STACK_OF(X509) *SSL_get_peer_cert_chain(const SSL *s)
+{
+    REAL_OR(SSL_get_peer_cert_chain, NULL, (s));
+    STACK_OF(X509) *chain = ossl_SSL_get_peer_cert_chain(s);
+    if (chain == NULL && s != NULL && shim_started())
+        chain = conn_peer_chain(s);
+    return chain;
+}

@@ -1,0 +1,269 @@
+/* The server mode (RESUMESHIM_SERVER=1). OpenSSL keeps a server's ticket
+ * key in its SSL_CTX, made at random when the context is: a server that
+ * makes a context per connection (gunicorn's workers call ssl.wrap_socket
+ * for each) or per worker can never decrypt its own tickets. The shim
+ * gives every server context a ticket-key callback backed by the shared
+ * ring (ring.c) from the moment it is made, since the handshake may start
+ * inside the first read. A context whose application sets ticket keys or a
+ * ticket-key callback of its own is handed back to it (ctx.c, hooks.c).
+ *
+ * A ticket's keys are those of the configuration the connection started
+ * with, and of the server name the client asked for. OpenSSL decrypts a
+ * ticket before the server-name callback runs, and issues one after it,
+ * which may have switched the connection to another context (virtual
+ * hosts): the configuration is therefore taken once, when the handshake
+ * starts, and the name binds the ticket to the host it was issued for, so
+ * that a ticket for one name never resumes under another's settings.
+ *
+ * Any failure here is a full handshake: OpenSSL treats 0 as "no ticket"
+ * when issuing and "not mine" when accepting. The callback is never made
+ * to return -1, which would fail the connection. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/core_names.h>
+
+#include "algs.h"
+#include "ctx.h"
+#include "exdata.h"
+#include "log.h"
+#include "ring.h"
+#include "server.h"
+#include "settings.h"
+#include "ticketkeys.h"
+#include "verdict.h"
+
+/* Per connection: the fingerprint of the configuration it started with,
+ * and that of the ticket it resumed with in this handshake. A TLS 1.2
+ * renewal is issued under the same: OpenSSL then reports the session's
+ * server name, which it keeps only when the server's name callback
+ * acknowledged it. */
+struct started {
+    unsigned char conf[32];
+    unsigned char resumed[32];
+    bool has_resumed;
+};
+
+static int started_index = -1;
+static bool ring_ok;
+
+static void free_started(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl,
+                         void *argp)
+{
+    (void)parent, (void)ad, (void)idx, (void)argl, (void)argp;
+    if (ptr != NULL)
+        explicit_bzero(ptr, sizeof(struct started));
+    free(ptr);
+}
+
+void server_init(long rotate)
+{
+    ring_ok = ring_ready(rotate);
+    started_index = R(CRYPTO_get_ex_new_index)(CRYPTO_EX_INDEX_SSL, 0, NULL, NULL, exdata_dup_none,
+                                               free_started);
+}
+
+static bool conf_now(SSL *s, unsigned char conf[32])
+{
+    return verdict_server_conf(s, settings_peek(s), ctx_recorded(R(SSL_get_SSL_CTX)(s)), conf);
+}
+
+/* Takes the configuration's fingerprint, unless this handshake already
+ * has one. */
+static struct started *started(SSL *s, bool fresh)
+{
+    struct started *st = started_index >= 0 ? R(SSL_get_ex_data)(s, started_index) : NULL;
+    if (st != NULL && !fresh)
+        return st;
+    if (st == NULL && (st = calloc(1, sizeof *st)) != NULL &&
+        R(SSL_set_ex_data)(s, started_index, st) != 1) {
+        free(st);
+        return NULL;
+    }
+    if (st != NULL)
+        st->has_resumed = false;
+    if (st != NULL && !conf_now(s, st->conf)) {
+        R(SSL_set_ex_data)(s, started_index, NULL);
+        free_started(NULL, st, NULL, 0, 0, NULL);
+        return NULL;
+    }
+    return st;
+}
+
+void server_begin(SSL *s)
+{
+    if (!ctx_server_tickets(R(SSL_get_SSL_CTX)(s)))
+        return;
+    R(ERR_set_mark)();
+    started(s, true);
+    R(ERR_pop_to_mark)();
+}
+
+/* The host name in the ClientHello's server_name extension, while OpenSSL
+ * still holds the ClientHello (it decrypts tickets then): empty for none,
+ * NULL when the extension cannot be read. */
+static const unsigned char *hello_name(SSL *s, size_t *len)
+{
+    const unsigned char *p;
+    size_t n;
+    *len = 0;
+    if (R(SSL_client_hello_get0_ext)(s, TLSEXT_TYPE_server_name, &p, &n) != 1)
+        return (const unsigned char *)"";
+    /* list length, then entries of a type and a length each */
+    if (n < 2 || (size_t)(p[0] << 8 | p[1]) != n - 2)
+        return NULL;
+    for (size_t at = 2; at + 3 <= n;) {
+        size_t l = (size_t)(p[at + 1] << 8 | p[at + 2]);
+        if (at + 3 + l > n)
+            return NULL;
+        if (p[at] == TLSEXT_NAMETYPE_host_name) {
+            *len = l;
+            return p + at + 3;
+        }
+        at += 3 + l;
+    }
+    return (const unsigned char *)"";
+}
+
+/* The ticket's own fingerprint: the configuration and the server name. */
+static bool ticket_conf(SSL *s, bool enc, const struct algs *algs, unsigned char conf[32])
+{
+    struct started *st = started(s, false);
+    size_t len = 0;
+    const unsigned char *name;
+    if (st == NULL)
+        return false;
+    /* A TLS 1.2 resumption: renewed under the ticket's own fingerprint, or
+     * (resumed from OpenSSL's session cache, whose session may carry no
+     * name) not at all. TLS 1.3 and full handshakes report this
+     * handshake's name. */
+    if (enc && R(SSL_session_reused)(s) && R(SSL_version)(s) < TLS1_3_VERSION) {
+        if (!st->has_resumed)
+            return false;
+        memcpy(conf, st->resumed, 32);
+        return true;
+    }
+    if (enc) {
+        const char *sni = R(SSL_get_servername)(s, TLSEXT_NAMETYPE_host_name);
+        name = (const unsigned char *)(sni != NULL ? sni : "");
+        len = strlen((const char *)name);
+    } else {
+        name = hello_name(s, &len);
+    }
+    unsigned char buf[32 + 256];
+    if (name == NULL || len > 255)
+        return false;
+    memcpy(buf, st->conf, 32);
+    memcpy(buf + 32, name, len);
+    return algs_sha256(algs, buf, 32 + len, conf);
+}
+
+static bool keys_into(const struct algs *algs, struct ticket_key *k, unsigned char *iv,
+                      EVP_CIPHER_CTX *cipher, EVP_MAC_CTX *mac, bool enc)
+{
+    static char digest[] = "SHA256";
+    OSSL_PARAM params[] = {
+        OSSL_PARAM_octet_string(OSSL_MAC_PARAM_KEY, k->mac, sizeof k->mac),
+        OSSL_PARAM_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, sizeof digest - 1),
+        OSSL_PARAM_END,
+        OSSL_PARAM_END,
+    };
+    /* The HMAC's digest under the context's property query too. */
+    if (algs->propq != NULL)
+        params[2] = (OSSL_PARAM)OSSL_PARAM_utf8_string(OSSL_MAC_PARAM_PROPERTIES, algs->propq,
+                                                       strlen(algs->propq));
+    int ok = enc ? R(EVP_EncryptInit_ex)(cipher, algs->aes, NULL, k->aes, iv)
+                 : R(EVP_DecryptInit_ex)(cipher, algs->aes, NULL, k->aes, iv);
+    return ok == 1 && R(EVP_MAC_CTX_set_params)(mac, params) == 1;
+}
+
+/* OpenSSL fails outright, instead of doing a full handshake, a resumption
+ * on a connection that verifies clients and has no session id context:
+ * no ticket is issued for such a session, and none accepted there. */
+static bool verifies_without_context(SSL *s, bool enc)
+{
+    if (!(R(SSL_get_verify_mode)(s) & SSL_VERIFY_PEER))
+        return false;
+    unsigned len = 0;
+    if (enc) {
+        SSL_SESSION *sess = R(SSL_get_session)(s);
+        if (sess != NULL)
+            R(SSL_SESSION_get0_id_context)(sess, &len);
+        return len == 0;
+    }
+    return recorded_sid(settings_peek(s), ctx_recorded(R(SSL_get_SSL_CTX)(s)))->sid_len == 0;
+}
+
+static int issue(SSL *s, unsigned char name[16], unsigned char *iv, EVP_CIPHER_CTX *cipher,
+                 EVP_MAC_CTX *mac, struct ticket_key *k)
+{
+    unsigned char conf[32];
+    const struct algs *algs = ctx_algs(R(SSL_get_SSL_CTX)(s));
+    if (algs == NULL || verifies_without_context(s, true) || !ticket_conf(s, true, algs, conf) ||
+        !ticketkeys_get(algs, conf, ring_epoch(time(NULL)), true, k) ||
+        R(RAND_bytes_ex)(algs->libctx, iv, 16, 0) != 1)
+        return 0;
+    memcpy(name, k->name, sizeof k->name);
+    return keys_into(algs, k, iv, cipher, mac, true) ? 1 : 0;
+}
+
+/* 2: accepted, and the client is sent a fresh ticket; 1: accepted as it
+ * is. TLS 1.3 renews every time: a client that uses each ticket once (as
+ * the shim's client side does) would otherwise resume only every other
+ * connection, since OpenSSL sends none after a resumption not asked to
+ * renew. A TLS 1.2 ticket is renewed, as OpenSSL's own keys do it, only
+ * when it was encrypted under a secret that is no longer the current one:
+ * a renewal changes the session id the client sees (CPython's test_ssl
+ * checks it stays), and rotation must still move clients on. (At this
+ * point OpenSSL has already chosen the version: SSL_version is the
+ * negotiated one, tested by "TLS 1.2: no renewal under the current key".) */
+static int accept_ticket(SSL *s, const unsigned char name[16], unsigned char *iv,
+                         EVP_CIPHER_CTX *cipher, EVP_MAC_CTX *mac, struct ticket_key *k)
+{
+    unsigned char conf[32];
+    /* After a HelloRetryRequest the second ClientHello is judged anew. */
+    struct started *st = started(s, false);
+    if (st != NULL)
+        st->has_resumed = false;
+    const struct algs *algs = ctx_algs(R(SSL_get_SSL_CTX)(s));
+    if (algs == NULL || verifies_without_context(s, false) || !ticket_conf(s, false, algs, conf) ||
+        !ticketkeys_get(algs, conf, ticketkeys_epoch(name), false, k) ||
+        memcmp(name, k->name, sizeof k->name) != 0 || !keys_into(algs, k, iv, cipher, mac, false))
+        return 0;
+    if (st != NULL) {
+        memcpy(st->resumed, conf, 32);
+        st->has_resumed = true;
+    }
+    return R(SSL_version)(s) >= TLS1_3_VERSION ||
+                   ticketkeys_epoch(name) != ring_epoch(time(NULL))
+               ? 2
+               : 1;
+}
+
+static int ticket_key(SSL *s, unsigned char *name, unsigned char *iv, EVP_CIPHER_CTX *cipher,
+                      EVP_MAC_CTX *mac, int enc)
+{
+    int saved = errno;
+    struct ticket_key k;
+    R(ERR_set_mark)();
+    int r = enc ? issue(s, name, iv, cipher, mac, &k) : accept_ticket(s, name, iv, cipher, mac, &k);
+    if (!enc || r)
+        stat_add(enc ? ST_SERVER_ISSUED : r ? ST_SERVER_ACCEPTED : ST_SERVER_REFUSED);
+    LOG(LOG_DEBUG, "server: ticket %s", enc ? (r ? "issued" : "not issued")
+                                            : (r ? "accepted" : "not accepted"));
+    explicit_bzero(&k, sizeof k);
+    R(ERR_pop_to_mark)();
+    errno = saved;
+    return r;
+}
+
+bool server_install(SSL_CTX *ctx)
+{
+    return ring_ok && R(SSL_CTX_set_tlsext_ticket_key_evp_cb)(ctx, ticket_key) == 1;
+}
+
+void server_remove(SSL_CTX *ctx)
+{
+    R(SSL_CTX_set_tlsext_ticket_key_evp_cb)(ctx, NULL);
+}

@@ -1,0 +1,41 @@
+/* settings: what changes a verdict but OpenSSL 3.0 offers no getter for,
+ * recorded by the hooks as the application sets it: on a context (kept by
+ * ctx.c), and on a connection where it overrides its context (kept here,
+ * in the connection's ex_data, made only when the application sets one). */
+#ifndef RESUMESHIM_SETTINGS_H
+#define RESUMESHIM_SETTINGS_H
+
+#include <stdbool.h>
+
+#include "real.h"
+
+struct recorded {
+    bool sid_set, purpose_set, trust_set;
+    unsigned sid_len;
+    unsigned char sid[SSL_MAX_SID_CTX_LENGTH];
+    int purpose, trust;
+    shim_cert_verify_cb cert_verify_cb;
+    void *cert_verify_arg;
+    /* A context's own identity, random, made with it when the server mode
+     * is on: what a callback decides by (its argument, the context's app
+     * data) cannot be fingerprinted, so contexts that judge clients by
+     * callback share tickets only with themselves and the copies fork
+     * makes of them, as OpenSSL's per-context keys would. Never an
+     * address: a later context reuses a freed one's. Zero on connections. */
+    unsigned char identity[16];
+};
+enum setting { SET_PURPOSE, SET_TRUST };
+
+void settings_init(void);
+void record_sid(struct recorded *r, const unsigned char *sid, unsigned len);
+void record_int(struct recorded *r, enum setting which, int value);
+/* A connection's own settings: made on first use (NULL when they cannot
+ * be), or only looked at (NULL: none). SSL_clear keeps them; SSL_dup
+ * copies them. */
+struct recorded *settings_of(SSL *s);
+const struct recorded *settings_peek(const SSL *s);
+/* The session id context in force: the connection's, else its context's
+ * (either may be NULL); never NULL. */
+const struct recorded *recorded_sid(const struct recorded *conn, const struct recorded *ctx);
+
+#endif

@@ -1,0 +1,23 @@
+/* trust: fingerprints of X509_STOREs by content, for the cache key. Kept
+ * on each store (ex_data), taken before the store's first use by a
+ * connection we follow, and taken again only when the application changes
+ * the store: verification loads certificates from lookup directories
+ * lazily, which must not change it between two connections. */
+#ifndef RESUMESHIM_TRUST_H
+#define RESUMESHIM_TRUST_H
+
+#include <stdbool.h>
+
+#include "algs.h"
+#include "real.h"
+
+void trust_init(void);
+/* The store's objects' fingerprint and its lookup locations' digest (64
+ * bytes); false when it cannot be told apart. */
+bool trust_fingerprint(X509_STORE *store, const struct algs *algs, unsigned char md[64]);
+/* The application changed a trust store. */
+void trust_changed(X509_STORE *store);
+/* The application gave a store a lookup location (a CA directory). */
+void trust_lookup(X509_STORE *store, int cmd, const char *where);
+
+#endif

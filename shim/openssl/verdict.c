@@ -1,0 +1,221 @@
+/* The cache key's contents, read off OpenSSL objects (verdict.h). Content,
+ * not pointers: a program that builds a fresh SSL_CTX for every connection
+ * (Python's urllib) still finds its sessions. */
+#include <stdint.h>
+#include <string.h>
+
+#include "ctx.h"
+#include "log.h"
+#include "ocsp.h"
+#include "reverify.h"
+#include "session.h"
+#include "trust.h"
+#include "verdict.h"
+
+static void put_store(struct key *k, char tag, X509_STORE *store, const struct algs *algs)
+{
+    unsigned char md[64];
+    if (store == NULL)
+        key_put(k, tag, "", 0);
+    else if (trust_fingerprint(store, algs, md))
+        key_put(k, tag, md, sizeof md);
+    else
+        key_fail(k);
+    if (store == NULL)
+        return;
+    /* The store's own parameters join every verification it makes. */
+    X509_VERIFY_PARAM *vp = R(X509_STORE_get0_param)(store);
+    key_put_num(k, tag, R(X509_VERIFY_PARAM_get_flags)(vp));
+    key_put_num(k, tag, (uint64_t)(int64_t)R(X509_VERIFY_PARAM_get_depth)(vp));
+    key_put_num(k, tag, R(X509_VERIFY_PARAM_get_hostflags)(vp));
+    if (R(X509_STORE_get_verify_cb)(store) != NULL || R(X509_STORE_get_verify)(store) != NULL)
+        key_fail(k);
+}
+
+static void put_verify_param(struct key *k, SSL *s)
+{
+    X509_VERIFY_PARAM *vp = R(SSL_get0_param)(s);
+    key_put_num(k, 'f', R(X509_VERIFY_PARAM_get_flags)(vp));
+    key_put_num(k, 'F', R(X509_VERIFY_PARAM_get_hostflags)(vp));
+    key_put_num(k, 'd', (uint64_t)(int64_t)R(X509_VERIFY_PARAM_get_depth)(vp));
+    key_put_num(k, 'l', (uint64_t)(int64_t)R(X509_VERIFY_PARAM_get_auth_level)(vp));
+    /* OpenSSL verifies at the connection's security level when the
+     * parameters name none. */
+    key_put_num(k, 'L', (uint64_t)(int64_t)R(SSL_get_security_level)(s));
+    const char *host;
+    for (int i = 0; (host = R(X509_VERIFY_PARAM_get0_host)(vp, i)) != NULL; i++)
+        key_put_str(k, 'h', host);
+    key_put_str(k, 'e', R(X509_VERIFY_PARAM_get0_email)(vp));
+    char *ip = R(X509_VERIFY_PARAM_get1_ip_asc)(vp);
+    key_put_str(k, 'i', ip);
+    R(CRYPTO_free)(ip, __FILE__, __LINE__);
+}
+
+static void put_ciphers(struct key *k, SSL *s)
+{
+    uint32_t ids[256];
+    const OPENSSL_STACK *sk = (const OPENSSL_STACK *)R(SSL_get_ciphers)(s);
+    int n = sk != NULL ? R(OPENSSL_sk_num)(sk) : 0;
+    if (n > 256) {
+        key_fail(k);
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        ids[i] = (uint32_t)R(SSL_CIPHER_get_id)(R(OPENSSL_sk_value)(sk, i));
+    key_put(k, 'c', ids, (size_t)n * sizeof *ids);
+}
+
+static void put_own_cert(struct key *k, SSL *s, const struct algs *algs)
+{
+    X509 *cert = R(SSL_get_certificate)(s);
+    unsigned char md[SHA_DIGEST_LENGTH];
+    unsigned len = 0;
+    if (cert == NULL)
+        key_put(k, 'k', "", 0);
+    else if (algs != NULL && R(X509_digest)(cert, algs->sha1, md, &len) == 1)
+        key_put(k, 'k', md, len);
+    else
+        key_fail(k);
+}
+
+/* A connection's own setting wins over its context's, as in OpenSSL.
+ * Either may be missing (NULL). */
+static void put_usage(struct key *k, const struct recorded *conn, const struct recorded *ctx)
+{
+    static const struct recorded none;
+    if (ctx == NULL)
+        ctx = &none;
+    key_put_num(k, 'u', (uint64_t)(int64_t)(conn != NULL && conn->purpose_set ? conn->purpose
+                                                                         : ctx->purpose));
+    key_put_num(k, 't', (uint64_t)(int64_t)(conn != NULL && conn->trust_set ? conn->trust
+                                                                       : ctx->trust));
+}
+
+static void put_recorded(struct key *k, const struct recorded *conn, const struct recorded *ctx)
+{
+    const struct recorded *sid = recorded_sid(conn, ctx);
+    key_put(k, 'x', sid->sid, sid->sid_len);
+    put_usage(k, conn, ctx);
+}
+
+void verdict_key(SSL *s, const struct recorded *conn, const struct recorded *ctx_rec, bool listed,
+                 struct key *k)
+{
+    key_begin(k, &ossl_ops, KEY_OPENSSL_CLIENT);
+    key_put_peer(k, R(SSL_get_servername)(s, TLSEXT_NAMETYPE_host_name), R(SSL_get_fd)(s), listed);
+    key_put_num(k, 'v', (uint64_t)R(SSL_version)(s));
+    key_put_num(k, '<', (uint64_t)R(SSL_ctrl)(s, SSL_CTRL_GET_MIN_PROTO_VERSION, 0, NULL));
+    key_put_num(k, '>', (uint64_t)R(SSL_ctrl)(s, SSL_CTRL_GET_MAX_PROTO_VERSION, 0, NULL));
+    key_put_num(k, 'o', R(SSL_get_options)(s));
+    key_put_num(k, 'm', (uint64_t)R(SSL_get_verify_mode)(s));
+    key_put_num(k, 'D', (uint64_t)(int64_t)R(SSL_get_verify_depth)(s));
+    /* A verify callback or a certificate-verify callback can judge by
+     * anything (a pinned key, a language runtime's own procedure behind
+     * one C trampoline, as in Ruby and Perl): no key can tell two of them
+     * apart, so they are not in it. Such a connection is offered a session
+     * only after its callbacks accepted the session's server again
+     * (reverify.c). A client certificate chosen by callback is unknown
+     * until the server asks for one, so such connections never resume.
+     * A connection that asks for a stapled OCSP response is shown, on
+     * resumption, the staple its session's full handshake received, and
+     * its status callback judges that again (ocsp.c); whether it asks is
+     * in the key, since a session earned without asking holds no staple.
+     * A status callback the shim does not stand in for (one it did not
+     * see set) cannot be shown it: no resumption. */
+    SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
+    enum ocsp_judge judge = ocsp_judge_of(s);
+    if (R(SSL_CTX_get_client_cert_cb)(ctx) != NULL || judge == OCSP_UNKNOWN) {
+        LOG(LOG_DEBUG, "no resumption: %s callback",
+            judge == OCSP_UNKNOWN ? "an unknown OCSP status" : "a client-certificate");
+        key_fail(k);
+        return;
+    }
+    k->staple = judge != OCSP_NONE;
+    k->judge = judge == OCSP_JUDGED;
+    if (k->staple)
+        key_put_num(k, 'O', (uint64_t)R(SSL_ctrl)(s, SSL_CTRL_GET_TLSEXT_STATUS_REQ_TYPE, 0, NULL));
+    /* Pools of connections whose callbacks are asked again keep the peer
+     * chain for them; the others need not. */
+    k->reverify = reverify_needed(s, ctx_rec);
+    key_put_num(k, 'J', k->reverify);
+    put_verify_param(k, s);
+    const struct algs *algs = ctx_algs(ctx);
+    put_store(k, 's', R(SSL_CTX_get_cert_store)(ctx), algs);
+    X509_STORE *own = NULL;
+    R(SSL_ctrl)(s, SSL_CTRL_GET_VERIFY_CERT_STORE, 0, &own);
+    put_store(k, 'S', own, algs);
+    put_own_cert(k, s, algs);
+    put_recorded(k, conn, ctx_rec);
+    put_ciphers(k, s);
+    key_end(k);
+}
+
+/* Every certificate the connection can present. OpenSSL picks one per
+ * handshake (by the client's signature algorithms) after it decrypted the
+ * client's ticket, so the current one alone would differ between issuing
+ * a ticket and accepting it. Walking them moves the connection's own
+ * current-certificate pointer, which is put back. */
+static void put_server_certs(struct key *k, SSL *s, const struct algs *algs)
+{
+    X509 *current = R(SSL_get_certificate)(s);
+    if (current == NULL || R(SSL_get_privatekey)(s) == NULL) {
+        put_own_cert(k, s, algs);
+        return;
+    }
+    for (long op = SSL_CERT_SET_FIRST; R(SSL_ctrl)(s, SSL_CTRL_SET_CURRENT_CERT, op, NULL) == 1;
+         op = SSL_CERT_SET_NEXT)
+        put_own_cert(k, s, algs);
+    bool back = false;
+    for (long op = SSL_CERT_SET_FIRST;
+         !back && R(SSL_ctrl)(s, SSL_CTRL_SET_CURRENT_CERT, op, NULL) == 1;
+         op = SSL_CERT_SET_NEXT)
+        back = R(SSL_get_certificate)(s) == current;
+    if (!back)
+        key_fail(k);
+}
+
+bool verdict_server_conf(SSL *s, const struct recorded *conn, const struct recorded *ctx_rec,
+                         unsigned char conf[32])
+{
+    struct key k;
+    key_begin(&k, &ossl_ops, KEY_OPENSSL_SERVER);
+    SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
+    const struct algs *algs = ctx_algs(ctx);
+    put_server_certs(&k, s, algs);
+    key_put_num(&k, '<', (uint64_t)R(SSL_ctrl)(s, SSL_CTRL_GET_MIN_PROTO_VERSION, 0, NULL));
+    key_put_num(&k, '>', (uint64_t)R(SSL_ctrl)(s, SSL_CTRL_GET_MAX_PROTO_VERSION, 0, NULL));
+    /* OpenSSL fails a TLS 1.2 resumption outright when the session's
+     * extended master secret and the connection's setting disagree. */
+    key_put_num(&k, 'o', R(SSL_get_options)(s) & SSL_OP_NO_EXTENDED_MASTER_SECRET);
+    /* It checks a resumed session's cipher against the client's list only. */
+    put_ciphers(&k, s);
+    const struct recorded *rec = recorded_sid(conn, ctx_rec);
+    key_put(&k, 'x', rec->sid, rec->sid_len);
+    int mode = R(SSL_get_verify_mode)(s);
+    key_put_num(&k, 'm', (uint64_t)mode);
+    if (mode & SSL_VERIFY_PEER) {
+        /* OpenSSL fails a resumption with client verification and no
+         * session id context outright, rather than fall back to a full
+         * handshake: such a configuration gets no tickets from us. */
+        if (rec->sid_len == 0)
+            return false;
+        /* Whom the server accepts as a client. */
+        key_put_num(&k, 'D', (uint64_t)(int64_t)R(SSL_get_verify_depth)(s));
+        put_verify_param(&k, s);
+        put_store(&k, 's', R(SSL_CTX_get_cert_store)(ctx), algs);
+        X509_STORE *own = NULL;
+        R(SSL_ctrl)(s, SSL_CTRL_GET_VERIFY_CERT_STORE, 0, &own);
+        put_store(&k, 'S', own, algs);
+        put_usage(&k, conn, ctx_rec);
+        /* A callback may decide by anything: its argument, the context's
+         * app data (tests/policyserver.c). Its context's tickets are its
+         * own (struct recorded). */
+        if (R(SSL_get_verify_callback)(s) != NULL ||
+            (ctx_rec != NULL && ctx_rec->cert_verify_cb != NULL)) {
+            if (ctx_rec == NULL)
+                return false;
+            key_put(&k, 'I', ctx_rec->identity, sizeof ctx_rec->identity);
+        }
+    }
+    return k.len != 0 && algs_sha256(algs, k.bytes, k.len, conf);
+}
