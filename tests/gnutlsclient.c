@@ -116,7 +116,8 @@ static gnutls_certificate_credentials_t make_cred(int i)
     int r = f ? gnutls_certificate_set_x509_trust_file(cred, f, GNUTLS_X509_FMT_PEM)
               : gnutls_certificate_set_x509_system_trust(cred);
     if (r <= 0) {
-        fprintf(stderr, "gnutlsclient: no trusted certificate in %s\n", f ? f : "the system store");
+        fprintf(stderr, "gnutlsclient: no trusted certificate loaded from %s (%s)\n",
+                f ? f : "the system store", r < 0 ? gnutls_strerror_name(r) : "none in it");
         gnutls_certificate_free_credentials(cred);
         return NULL;
     }
