@@ -1,0 +1,368 @@
+/* An unmodified GnuTLS client, as most programs are: a new session per
+ * connection and no resumption of its own unless asked (--keep). Each
+ * connection sends one HTTP/1.0 GET and reads the response to the end, so
+ * that TLS 1.3 tickets, which arrive after the handshake, are received.
+ * The shim is judged by what the server logs; this program prints, per
+ * connection, whether GnuTLS reports the session resumed and whether the
+ * server's certificate was accepted.
+ *
+ * usage: gnutlsclient --connect HOST:PORT [options]
+ *   --count N         connections in all (1)
+ *   --threads T       threads connecting at once, sharing the N (1)
+ *   --tls 1.2|1.3     pin the protocol version (default: either)
+ *   --cafile F        trust the certificates in PEM file F (default: the
+ *                     system's trust store)
+ *   --cafiles F,G,..  trust files used in turn, one per connection, each
+ *                     with credentials of its own (as --cafile otherwise)
+ *   --name NAME       server name sent and verified (default: none sent,
+ *                     HOST verified)
+ *   --names A,B,..    names used in turn, one per connection
+ *   --verify MODE     inhandshake: gnutls_session_set_verify_cert, GnuTLS
+ *                     judges during the handshake (default);
+ *                     byhand: gnutls_certificate_verify_peers3 after the
+ *                     handshake, as wget, lynx and libcurl do;
+ *                     callback: a function set with
+ *                     gnutls_certificate_set_verify_function, which runs
+ *                     gnutls_certificate_verify_peers3 (GnuTLS calls it
+ *                     during a full handshake only);
+ *                     none: nothing checked
+ *   --pin F           byhand and callback also require the server's
+ *                     certificate to be the one in PEM file F (as a
+ *                     program pinning a key; F another certificate makes
+ *                     every full handshake fail)
+ *   --keep            keep each connection's session data
+ *                     (gnutls_session_get_data2, once the response is
+ *                     read) and set it on the next connection
+ *                     (gnutls_session_set_data), as libcurl does within a
+ *                     process
+ *   --no-tickets      gnutls_init with GNUTLS_NO_TICKETS, as libcurl-gnutls
+ *                     7.88 does
+ *   --fresh-cred      new credentials for every connection (default: one
+ *                     set for each trust file, shared)
+ *   --path P          the path asked for (/)
+ * Prints "conn=I resumed=0|1 verify=ok|fail" per connection (and
+ * " error=NAME" when the connection failed otherwise), then on stderr
+ * "connections=N resumed=K failed=F callback_calls=C"; exits 1 when any
+ * connection failed. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
+
+#define MAX_LIST 16
+
+static const char *host, *port_s, *path = "/", *tls, *verify = "inhandshake";
+static const char *names[MAX_LIST], *cafiles[MAX_LIST];
+static int n_names, n_cafiles;
+static int count = 1, threads = 1, keep, no_tickets, fresh_cred;
+static gnutls_datum_t pin;
+static gnutls_certificate_credentials_t shared_cred[MAX_LIST];
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static gnutls_datum_t kept; /* --keep */
+static int next_conn, resumed, failed, callback_calls;
+
+static void split(char *arg, const char **list, int *n)
+{
+    for (char *tok = strtok(arg, ","); tok && *n < MAX_LIST; tok = strtok(NULL, ","))
+        list[(*n)++] = tok;
+}
+
+/* The name a connection sends and checks; with none given, the host. */
+static const char *conn_name(gnutls_session_t s)
+{
+    const char *name = gnutls_session_get_ptr(s);
+    return name ? name : host;
+}
+
+/* The server's certificate against the pinned one, when there is one. */
+static int pin_ok(gnutls_session_t s)
+{
+    if (pin.data == NULL)
+        return 1;
+    unsigned n = 0;
+    const gnutls_datum_t *peers = gnutls_certificate_get_peers(s, &n);
+    return n > 0 && peers[0].size == pin.size && !memcmp(peers[0].data, pin.data, pin.size);
+}
+
+static int peer_ok(gnutls_session_t s)
+{
+    unsigned status = 0;
+    return gnutls_certificate_verify_peers3(s, conn_name(s), &status) == 0 && status == 0 &&
+           pin_ok(s);
+}
+
+static int verify_cb(gnutls_session_t s)
+{
+    __atomic_fetch_add(&callback_calls, 1, __ATOMIC_RELAXED);
+    return peer_ok(s) ? 0 : GNUTLS_E_CERTIFICATE_ERROR;
+}
+
+static gnutls_certificate_credentials_t make_cred(int i)
+{
+    gnutls_certificate_credentials_t cred;
+    if (gnutls_certificate_allocate_credentials(&cred) < 0)
+        return NULL;
+    const char *f = n_cafiles ? cafiles[i % n_cafiles] : NULL;
+    int r = f ? gnutls_certificate_set_x509_trust_file(cred, f, GNUTLS_X509_FMT_PEM)
+              : gnutls_certificate_set_x509_system_trust(cred);
+    if (r <= 0) {
+        fprintf(stderr, "gnutlsclient: no trusted certificate loaded from %s (%s)\n",
+                f ? f : "the system store", r < 0 ? gnutls_strerror_name(r) : "none in it");
+        gnutls_certificate_free_credentials(cred);
+        return NULL;
+    }
+    if (!strcmp(verify, "callback"))
+        gnutls_certificate_set_verify_function(cred, verify_cb);
+    return cred;
+}
+
+static int tcp_connect(void)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res, *a;
+    if (getaddrinfo(host, port_s, &hints, &res) != 0)
+        return -1;
+    int fd = -1;
+    for (a = res; a != NULL; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+        if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) == 0)
+            break;
+        if (fd >= 0)
+            close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    return fd;
+}
+
+static int send_all(gnutls_session_t s, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t r = gnutls_record_send(s, buf, len);
+        if (r == GNUTLS_E_AGAIN || r == GNUTLS_E_INTERRUPTED)
+            continue;
+        if (r < 0)
+            return (int)r;
+        buf += r, len -= (size_t)r;
+    }
+    return 0;
+}
+
+/* The response up to the server's close (nginx closes after an HTTP/1.0
+ * response); tickets are processed on the way. */
+static int read_all(gnutls_session_t s)
+{
+    char buf[4096];
+    for (;;) {
+        ssize_t r = gnutls_record_recv(s, buf, sizeof buf);
+        if (r == GNUTLS_E_AGAIN || r == GNUTLS_E_INTERRUPTED)
+            continue;
+        /* A server may close without close_notify after a whole response. */
+        if (r == 0 || r == GNUTLS_E_PREMATURE_TERMINATION)
+            return 0;
+        if (r < 0)
+            return (int)r;
+    }
+}
+
+/* One connection; prints its line, returns 0 when it worked. */
+static int one(int i)
+{
+    const char *name = n_names ? names[i % n_names] : NULL;
+    const char *error = NULL;
+    int verified = 0, is_resumed = 0, r;
+    gnutls_session_t s = NULL;
+    gnutls_certificate_credentials_t cred =
+        fresh_cred ? make_cred(i) : shared_cred[n_cafiles ? i % n_cafiles : 0];
+    int fd = -1;
+    if (cred == NULL) {
+        error = "credentials";
+        goto out;
+    }
+    if ((r = gnutls_init(&s, GNUTLS_CLIENT | (no_tickets ? GNUTLS_NO_TICKETS : 0))) < 0) {
+        error = gnutls_strerror_name(r);
+        s = NULL;
+        goto out;
+    }
+    const char *prio = !tls ? NULL
+                       : !strcmp(tls, "1.3") ? "NORMAL:-VERS-ALL:+VERS-TLS1.3"
+                                             : "NORMAL:-VERS-ALL:+VERS-TLS1.2";
+    r = prio ? gnutls_priority_set_direct(s, prio, NULL) : gnutls_set_default_priority(s);
+    if (r < 0 || (r = gnutls_credentials_set(s, GNUTLS_CRD_CERTIFICATE, cred)) < 0) {
+        error = gnutls_strerror_name(r);
+        goto out;
+    }
+    gnutls_session_set_ptr(s, (void *)name);
+    if (name != NULL)
+        gnutls_server_name_set(s, GNUTLS_NAME_DNS, name, strlen(name));
+    if (!strcmp(verify, "inhandshake"))
+        gnutls_session_set_verify_cert(s, conn_name(s), 0);
+    if (keep) {
+        pthread_mutex_lock(&lock);
+        if (kept.data != NULL)
+            gnutls_session_set_data(s, kept.data, kept.size);
+        pthread_mutex_unlock(&lock);
+    }
+    if ((fd = tcp_connect()) < 0) {
+        error = "connect";
+        goto out;
+    }
+    gnutls_transport_set_int(s, fd);
+    gnutls_handshake_set_timeout(s, GNUTLS_DEFAULT_HANDSHAKE_TIMEOUT);
+    do
+        r = gnutls_handshake(s);
+    while (r < 0 && !gnutls_error_is_fatal(r));
+    if (r < 0) {
+        /* A refused certificate shows as a failed verification, not as an
+         * error of its own. */
+        if (r != GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR && r != GNUTLS_E_CERTIFICATE_ERROR)
+            error = gnutls_strerror_name(r);
+        goto out;
+    }
+    is_resumed = gnutls_session_is_resumed(s);
+    if (!strcmp(verify, "byhand") && !peer_ok(s))
+        goto out;
+    verified = 1;
+    char req[512];
+    snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: %s\r\n\r\n", path, conn_name(s));
+    if ((r = send_all(s, req, strlen(req))) < 0 || (r = read_all(s)) < 0) {
+        error = gnutls_strerror_name(r);
+        goto out;
+    }
+    if (keep) {
+        gnutls_datum_t d;
+        if (gnutls_session_get_data2(s, &d) == 0) {
+            pthread_mutex_lock(&lock);
+            gnutls_free(kept.data);
+            kept = d;
+            pthread_mutex_unlock(&lock);
+        }
+    }
+    gnutls_bye(s, GNUTLS_SHUT_WR);
+out:
+    if (s != NULL)
+        gnutls_deinit(s);
+    if (fd >= 0)
+        close(fd);
+    if (fresh_cred && cred != NULL)
+        gnutls_certificate_free_credentials(cred);
+    int ok = verified && error == NULL;
+    pthread_mutex_lock(&lock);
+    printf("conn=%d resumed=%d verify=%s%s%s\n", i, is_resumed, verified ? "ok" : "fail",
+           error ? " error=" : "", error ? error : "");
+    resumed += ok && is_resumed;
+    failed += !ok;
+    pthread_mutex_unlock(&lock);
+    return ok ? 0 : -1;
+}
+
+static void *run(void *arg)
+{
+    (void)arg;
+    int i;
+    while ((i = __atomic_fetch_add(&next_conn, 1, __ATOMIC_RELAXED)) < count)
+        one(i);
+    return NULL;
+}
+
+static int read_pin(const char *file)
+{
+    gnutls_datum_t pem;
+    gnutls_x509_crt_t crt;
+    int r = gnutls_load_file(file, &pem);
+    if (r < 0)
+        return r;
+    if ((r = gnutls_x509_crt_init(&crt)) == 0) {
+        if ((r = gnutls_x509_crt_import(crt, &pem, GNUTLS_X509_FMT_PEM)) == 0)
+            r = gnutls_x509_crt_export2(crt, GNUTLS_X509_FMT_DER, &pin);
+        gnutls_x509_crt_deinit(crt);
+    }
+    gnutls_free(pem.data);
+    return r;
+}
+
+static int usage(const char *why)
+{
+    fprintf(stderr, "gnutlsclient: %s (see the comment at the top of tests/gnutlsclient.c)\n", why);
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    static char connect_arg[256];
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (i + 1 >= argc && (!strcmp(a, "--connect") || !strcmp(a, "--count") ||
+                              !strcmp(a, "--threads") || !strcmp(a, "--tls") ||
+                              !strcmp(a, "--cafile") || !strcmp(a, "--cafiles") ||
+                              !strcmp(a, "--name") || !strcmp(a, "--names") ||
+                              !strcmp(a, "--verify") || !strcmp(a, "--pin") ||
+                              !strcmp(a, "--path")))
+            return usage("an option lacks its value");
+        if (!strcmp(a, "--connect")) {
+            snprintf(connect_arg, sizeof connect_arg, "%s", argv[++i]);
+            char *colon = strrchr(connect_arg, ':');
+            if (colon == NULL)
+                return usage("--connect takes HOST:PORT");
+            *colon = '\0';
+            host = connect_arg, port_s = colon + 1;
+        }
+        else if (!strcmp(a, "--count")) count = atoi(argv[++i]);
+        else if (!strcmp(a, "--threads")) threads = atoi(argv[++i]);
+        else if (!strcmp(a, "--tls")) tls = argv[++i];
+        else if (!strcmp(a, "--cafile")) n_cafiles = 0, cafiles[n_cafiles++] = argv[++i];
+        else if (!strcmp(a, "--cafiles")) n_cafiles = 0, split(argv[++i], cafiles, &n_cafiles);
+        else if (!strcmp(a, "--name")) n_names = 0, names[n_names++] = argv[++i];
+        else if (!strcmp(a, "--names")) n_names = 0, split(argv[++i], names, &n_names);
+        else if (!strcmp(a, "--verify")) verify = argv[++i];
+        else if (!strcmp(a, "--pin")) {
+            if (read_pin(argv[++i]) < 0)
+                return usage("--pin: no certificate in the file");
+        }
+        else if (!strcmp(a, "--keep")) keep = 1;
+        else if (!strcmp(a, "--no-tickets")) no_tickets = 1;
+        else if (!strcmp(a, "--fresh-cred")) fresh_cred = 1;
+        else if (!strcmp(a, "--path")) path = argv[++i];
+        else return usage("unknown option");
+    }
+    if (host == NULL)
+        return usage("--connect HOST:PORT is needed");
+    if (tls && strcmp(tls, "1.2") && strcmp(tls, "1.3"))
+        return usage("--tls takes 1.2 or 1.3");
+    if (strcmp(verify, "inhandshake") && strcmp(verify, "byhand") && strcmp(verify, "callback") &&
+        strcmp(verify, "none"))
+        return usage("--verify takes inhandshake, byhand, callback or none");
+    if (count < 0 || threads < 1 || threads > 256)
+        return usage("bad --count or --threads");
+    if (gnutls_global_init() < 0)
+        return 1;
+    if (!fresh_cred)
+        for (int i = 0; i < (n_cafiles ? n_cafiles : 1); i++)
+            if ((shared_cred[i] = make_cred(i)) == NULL)
+                return 1;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    pthread_t tids[256];
+    for (int t = 0; t < threads; t++)
+        if (pthread_create(&tids[t], NULL, run, NULL) != 0)
+            return 1;
+    for (int t = 0; t < threads; t++)
+        pthread_join(tids[t], NULL);
+    fprintf(stderr, "connections=%d resumed=%d failed=%d callback_calls=%d\n", count, resumed,
+            failed, callback_calls);
+    for (int i = 0; i < (n_cafiles ? n_cafiles : 1); i++)
+        if (shared_cred[i] != NULL)
+            gnutls_certificate_free_credentials(shared_cred[i]);
+    gnutls_free(kept.data);
+    gnutls_free(pin.data);
+    gnutls_global_deinit();
+    return failed ? 1 : 0;
+}
