@@ -31,7 +31,8 @@ SRCS := $(CORE_SRCS) $(OSSL_SRCS)
 OBJS := $(SRCS:shim/%.c=build/obj/%.o)
 HDRS := $(wildcard include/*.h shim/*/*.h shim/*/*.def)
 TESTBIN := tests/bin/client tests/bin/pskserver tests/bin/fuzzstore tests/bin/delayrelay \
-           tests/bin/lifecycle tests/bin/vhostserver tests/bin/vhostclient tests/bin/policyserver
+           tests/bin/lifecycle tests/bin/vhostserver tests/bin/vhostclient tests/bin/policyserver \
+           tests/bin/gnutlsclient
 
 all: libresumeshim.so
 
@@ -72,6 +73,10 @@ libresumeshim.so: $(OBJS) build/shim.map build/core.ok
 
 tests/bin/%: tests/%.c | build
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lssl -lcrypto -lpthread
+
+# The GnuTLS test client: a program of the second backend.
+tests/bin/gnutlsclient: tests/gnutlsclient.c | build
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lgnutls -lpthread
 
 tests/bin/pskserver tests/bin/vhostserver tests/bin/delayrelay tests/bin/policyserver: tests/listen.h
 tests/bin/client tests/bin/client-static tests/bin/pskserver: tests/libctx.h

@@ -422,7 +422,7 @@ resumeshim-store"
 # entry in libresumeshim(7)'s ENVIRONMENT and one row of the README's table:
 # none missing, none that the code no longer reads.
 @test "libresumeshim(7) and the README list exactly the RESUMESHIM_ variables the code reads" {
-    code=$({ grep -ohE '"RESUMESHIM_[A-Z_]+"' "$ROOT"/shim/*.c | tr -d '"'
+    code=$({ grep -ohE '"RESUMESHIM_[A-Z_]+"' "$ROOT"/shim/*/*.c | tr -d '"'
              grep -o 'RESUMESHIM_[A-Z_]*[A-Z]' "$RS"; } | sort -u)
     [[ "$code" == *RESUMESHIM_POOL_SIZE*RESUMESHIM_TICKET_KEY_ROTATE* ]]
     man=$(sed -n '/^\.SH ENVIRONMENT/,/^\.SH /p' "$ROOT/scripts/libresumeshim.7" |
