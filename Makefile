@@ -24,10 +24,12 @@ MANDIR  ?= $(PREFIX)/share/man
 VERSION := $(shell sed -n 's/^version=//p' scripts/resumeshim)
 
 # Two layers: shim/core/ knows no TLS library (sessions reach it through
-# include/seam.h), shim/openssl/ speaks OpenSSL and drives the core.
+# include/seam.h); a backend a library: shim/openssl/ and shim/gnutls/,
+# each speaking its library and driving the core.
 CORE_SRCS := $(wildcard shim/core/*.c)
 OSSL_SRCS := $(wildcard shim/openssl/*.c)
-SRCS := $(CORE_SRCS) $(OSSL_SRCS)
+GTLS_SRCS := $(wildcard shim/gnutls/*.c)
+SRCS := $(CORE_SRCS) $(OSSL_SRCS) $(GTLS_SRCS)
 OBJS := $(SRCS:shim/%.c=build/obj/%.o)
 HDRS := $(wildcard include/*.h shim/*/*.h shim/*/*.def)
 TESTBIN := tests/bin/client tests/bin/pskserver tests/bin/fuzzstore tests/bin/delayrelay \
@@ -38,18 +40,23 @@ all: libresumeshim.so
 
 # The version script names exactly the hooks of shim/openssl/hooks.def, under
 # OpenSSL 3's symbol version, so a program linked to OpenSSL 1.1 never binds
-# to them. -z defs proves the shim references no OpenSSL symbol directly.
-build/shim.map: shim/openssl/hooks.def | build
+# to them, and those of shim/gnutls/hooks.def, each under the GnuTLS version
+# it names. -z defs proves the shim references no TLS library's symbol
+# directly.
+build/shim.map: shim/openssl/hooks.def shim/gnutls/hooks.def | build
 	{ echo 'OPENSSL_3.0.0 {'; echo ' global:'; \
-	  sed -n 's/^HOOK([^,]*, *\([A-Za-z0-9_]*\),.*/  \1;/p' $<; \
-	  echo ' local: *;'; echo '};'; } > $@
+	  sed -n 's/^HOOK([^,]*, *\([A-Za-z0-9_]*\),.*/  \1;/p' shim/openssl/hooks.def; \
+	  echo ' local: *;'; echo '};'; \
+	  for v in GNUTLS_3_4 GNUTLS_3_6_3; do echo "$$v {"; echo ' global:'; \
+	    sed -n "s/^GHOOK([^,]*, *\([a-z0-9_]*\),.*, *$$v)\$$/  \1;/p" shim/gnutls/hooks.def; \
+	    [ $$v = GNUTLS_3_4 ] && echo '};' || echo '} GNUTLS_3_4;'; done; } > $@
 
 build:
 	mkdir -p build tests/bin
 
 # Each object depends on the headers it includes (-MMD), and on nothing
 # else: an edit rebuilds what it touches.
-build/obj/core build/obj/openssl:
+build/obj/core build/obj/openssl build/obj/gnutls:
 	mkdir -p $@
 
 build/obj/core/%.o: shim/core/%.c | build/obj/core
@@ -57,6 +64,9 @@ build/obj/core/%.o: shim/core/%.c | build/obj/core
 
 build/obj/openssl/%.o: shim/openssl/%.c | build/obj/openssl
 	$(CC) $(CFLAGS) -Ishim/openssl -MMD -MP -c -o $@ $<
+
+build/obj/gnutls/%.o: shim/gnutls/%.c | build/obj/gnutls
+	$(CC) $(CFLAGS) -Ishim/gnutls -MMD -MP -c -o $@ $<
 
 -include $(OBJS:.o=.d)
 
@@ -102,7 +112,10 @@ test-programs: $(TESTBIN) tests/bin/client-static
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 build/asan/libresumeshim.so: $(SRCS) $(HDRS) build/shim.map
 	mkdir -p build/asan
-	$(CC) $(CFLAGS) -Ishim/openssl $(SAN) $(LDFLAGS) -o $@ $(SRCS) $(LDLIBS)
+	for f in $(SRCS); do \
+	    $(CC) $(CFLAGS) -I$${f%/*} $(SAN) -c -o build/asan/$$(echo $${f#shim/} | tr / -).o $$f \
+	    || exit 1; done
+	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ build/asan/*.o $(LDLIBS)
 
 test-asan: deps build/asan/libresumeshim.so all test-programs
 	SHIM_PRELOAD="$$($(CC) -print-file-name=libasan.so) $(CURDIR)/build/asan/libresumeshim.so" \
