@@ -232,13 +232,17 @@ static bool refused(void *arg)
     return ok && fake_live() == 0;
 }
 
+/* Any access for group or others, even only to pass through. */
 TEST(store_refuses_open_directory)
 {
-    CHECK(make_store_dir());
-    CHECK(chmod(store_dir, 0755) == 0);
-    CHECK(in_child(refused, NULL));
-    CHECK(files() == 0); /* not even the mark */
-    remove_store_dir();
+    static const mode_t modes[] = {0755, 0750, 0701};
+    for (size_t i = 0; i < sizeof modes / sizeof *modes; i++) {
+        CHECK(make_store_dir());
+        CHECK(chmod(store_dir, modes[i]) == 0);
+        CHECK(in_child(refused, NULL));
+        CHECK(files() == 0); /* not even the mark */
+        remove_store_dir();
+    }
 }
 
 TEST(store_refuses_foreign_directory)
