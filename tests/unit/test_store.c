@@ -304,3 +304,49 @@ TEST(store_never_names_server_in_clear)
     CHECK(!clear);
     remove_store_dir();
 }
+
+/* Tickets a full pool pushes out go to the store in batches of a pool's
+ * worth while the process runs, not only at exit: here the writer never
+ * flushes. */
+static bool overflowing_writer(void *arg)
+{
+    (void)arg;
+    struct key k;
+    time_t now = time(NULL);
+    core_setup(2, 1024, store_dir);
+    make_key(&k, KEY_OPENSSL_CLIENT, HOST);
+    static const char *const names[] = {"t1", "t2", "t3", "t4", "t5"};
+    for (int i = 0; i < 5; i++)
+        pool_put(&k, pooled_of(fake_new(true, names[i]), now), pool_generation());
+    pool_forget(&k);
+    return fake_live() == 0 && fake_errors() == 0;
+}
+
+static bool overflow_reader(void *arg)
+{
+    (void)arg;
+    struct key k;
+    struct pooled a, b, c;
+    time_t now = time(NULL);
+    core_setup(2, 1024, store_dir);
+    make_key(&k, KEY_OPENSSL_CLIENT, HOST);
+    pool_take(&k, now, &a);
+    pool_take(&k, now, &b);
+    pool_take(&k, now, &c);
+    /* t1 and t2 went at the fourth put; t3, pushed out at the fifth, was
+     * waiting for a batch, and the tickets still pooled were never sent. */
+    bool ok = ticket_is(&a, "t2") && ticket_is(&b, "t1") && c.sess == NULL;
+    drop_taken(&a);
+    drop_taken(&b);
+    drop_taken(&c);
+    return ok && fake_live() == 0;
+}
+
+TEST(store_receives_overflow_in_batches)
+{
+    CHECK(make_store_dir());
+    CHECK(in_child(overflowing_writer, NULL));
+    CHECK(entries() == 1);
+    CHECK(in_child(overflow_reader, NULL));
+    remove_store_dir();
+}
