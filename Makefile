@@ -51,8 +51,8 @@ build/shim.map: shim/openssl/hooks.def shim/gnutls/hooks.def | build
 	    sed -n "s/^GHOOK([^,]*, *\([a-z0-9_]*\),.*, *$$v)\$$/  \1;/p" shim/gnutls/hooks.def; \
 	    [ $$v = GNUTLS_3_4 ] && echo '};' || echo '} GNUTLS_3_4;'; done; } > $@
 
-build:
-	mkdir -p build tests/bin
+build tests/bin:
+	mkdir -p $@
 
 # Each object depends on the headers it includes (-MMD), and on nothing
 # else: an edit rebuilds what it touches.
@@ -81,11 +81,11 @@ build/core.ok: $(CORE_SRCS:shim/%.c=build/obj/%.o)
 libresumeshim.so: $(OBJS) build/shim.map build/core.ok
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
 
-tests/bin/%: tests/%.c | build
+tests/bin/%: tests/%.c | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lssl -lcrypto -lpthread
 
 # The GnuTLS test client: a program of the second backend.
-tests/bin/gnutlsclient: tests/gnutlsclient.c | build
+tests/bin/gnutlsclient: tests/gnutlsclient.c | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lgnutls -lpthread
 
 tests/bin/pskserver tests/bin/vhostserver tests/bin/delayrelay tests/bin/policyserver: tests/listen.h
@@ -94,12 +94,12 @@ tests/bin/client tests/bin/client-static tests/bin/pskserver: tests/libctx.h
 # The same client linked statically: a program the shim cannot reach. The
 # linker's warnings about getaddrinfo and dlopen in static programs do not
 # concern it (it calls neither).
-tests/bin/client-static: tests/client.c | build
+tests/bin/client-static: tests/client.c | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -static -Wl,--no-warnings \
 	    -o $@ $< -lssl -lcrypto -lpthread
 
 # The store's file reader alone, under the sanitizers, for fuzzing.
-tests/bin/fuzzstore: tests/fuzzstore.c shim/core/record.c shim/core/util.c shim/core/record.h | build
+tests/bin/fuzzstore: tests/fuzzstore.c shim/core/record.c shim/core/util.c shim/core/record.h | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -Ishim/core $(SAN) -o $@ \
 	    tests/fuzzstore.c shim/core/record.c shim/core/util.c
 
@@ -108,7 +108,7 @@ tests/bin/fuzzstore: tests/fuzzstore.c shim/core/record.c shim/core/util.c shim/
 # so it also proves the core stands without OpenSSL.
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 tests/bin/unit: $(UNIT_SRCS) $(wildcard tests/unit/*.h) $(CORE_SRCS) \
-                $(wildcard include/*.h shim/core/*.h) | build
+                $(wildcard include/*.h shim/core/*.h) | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -Iinclude -Ishim/core \
 	    -Itests/unit $(SAN) -o $@ $(UNIT_SRCS) $(CORE_SRCS) -lpthread
 
@@ -124,6 +124,7 @@ test-programs: $(TESTBIN) tests/bin/client-static
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 build/asan/libresumeshim.so: $(SRCS) $(HDRS) build/shim.map
 	mkdir -p build/asan
+	rm -f build/asan/*.o
 	for f in $(SRCS); do \
 	    $(CC) $(CFLAGS) -I$${f%/*} $(SAN) -c -o build/asan/$$(echo $${f#shim/} | tr / -).o $$f \
 	    || exit 1; done
