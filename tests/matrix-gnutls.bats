@@ -106,3 +106,36 @@ home() { echo "HOME=$BATS_TEST_TMPDIR"; }
     url="https://localhost:$PORT/git/repo.git"
     runs TLSv1.2 env "$(home)" GIT_SSL_CAINFO="$CA" git ls-remote "$url"
 }
+
+# in_process PROTOCOL CMD...: CMD (one process, N connections) without the
+# shim, then under it with no store: the same output, exit 0; nginx logs N
+# connections of PROTOCOL, none resumed without the shim, N-1 with it.
+in_process() {
+    local proto="$1" d="$BATS_TEST_TMPDIR" rc
+    shift
+    : > "$SLOG"
+    : > "$CLOG"
+    rc=0
+    timeout 120 "$@" > "$d/out0" || rc=$?
+    assert_equal "without the shim: exit $rc" "without the shim: exit 0"
+    assert_equal "$(conns_logged "$proto")" "$N"
+    assert_equal "$(conns_resumed)" 0
+    : > "$SLOG"
+    : > "$CLOG"
+    rc=0
+    LD_PRELOAD="$PRELOAD" timeout 120 "$@" > "$d/out1" || rc=$?
+    assert_equal "with the shim: exit $rc" "with the shim: exit 0"
+    cmp "$d/out0" "$d/out1" || fail "with the shim it printed otherwise"
+    assert_equal "$(conns_logged "$proto")" "$N"
+    assert_equal "$(conns_resumed)" $((N - 1))
+}
+
+@test "wget, N URLs in one process (a connection each): its own resumption never happens, the shim's does" {
+    local urls=() i
+    start_nginx_git
+    for i in $(seq "$N"); do urls+=("$PAGE_URL"); done
+    in_process TLSv1.3 wget -q -O - --no-http-keep-alive --ca-certificate="$CA" "${urls[@]}"
+    assert_equal "$(grep -c 'resumeshim page' "$BATS_TEST_TMPDIR/out1")" "$N"
+    in_process TLSv1.2 wget -q -O - --no-http-keep-alive --ca-certificate="$CA" \
+        --ciphers='NORMAL:-VERS-ALL:+VERS-TLS1.2' "${urls[@]}"
+}
