@@ -165,6 +165,28 @@ evens_offered_nothing() {
     [ "$(nginx_resumed)" -ge 30 ] || fail "nginx resumed $(nginx_resumed) of 40"
 }
 
+@test "4 processes at once through the store: no TLS 1.3 ticket offered twice, across processes" {
+    start_psk --tls13
+    run gc_stored --connect "127.0.0.1:$PORT" --cafile "$CA" --count 4
+    assert_success
+    local pids=() i rc
+    for i in 1 2 3 4; do
+        gc_stored --connect "127.0.0.1:$PORT" --cafile "$CA" --count 6 \
+            > "$BATS_TEST_TMPDIR/out.$i" 2>&1 &
+        pids+=($!)
+    done
+    for i in "${pids[@]}"; do
+        rc=0
+        wait "$i" || rc=$?
+        assert_equal "exit $rc" "exit 0"
+    done
+    assert_equal "$(cat "$BATS_TEST_TMPDIR"/out.* | grep -c ' verify=ok$')" 24
+    assert_equal "$(connections)" 28
+    run offered_twice
+    assert_output ""
+    [ "$(resumed)" -ge 20 ] || fail "resumed $(resumed) of 28"
+}
+
 # In one process, connections alternating between two configurations, A
 # (first) and B: B's verdicts under the shim are those without it, and B
 # is never offered what A earned (pskserver saw nothing offered on B's
