@@ -24,32 +24,39 @@ MANDIR  ?= $(PREFIX)/share/man
 VERSION := $(shell sed -n 's/^version=//p' scripts/resumeshim)
 
 # Two layers: shim/core/ knows no TLS library (sessions reach it through
-# include/seam.h), shim/openssl/ speaks OpenSSL and drives the core.
+# include/seam.h); a backend a library: shim/openssl/ and shim/gnutls/,
+# each speaking its library and driving the core.
 CORE_SRCS := $(wildcard shim/core/*.c)
 OSSL_SRCS := $(wildcard shim/openssl/*.c)
-SRCS := $(CORE_SRCS) $(OSSL_SRCS)
+GTLS_SRCS := $(wildcard shim/gnutls/*.c)
+SRCS := $(CORE_SRCS) $(OSSL_SRCS) $(GTLS_SRCS)
 OBJS := $(SRCS:shim/%.c=build/obj/%.o)
 HDRS := $(wildcard include/*.h shim/*/*.h shim/*/*.def)
 TESTBIN := tests/bin/client tests/bin/pskserver tests/bin/fuzzstore tests/bin/delayrelay \
            tests/bin/lifecycle tests/bin/vhostserver tests/bin/vhostclient tests/bin/policyserver \
-           tests/bin/gnutlsclient
+           tests/bin/gnutlsclient tests/bin/unit
 
 all: libresumeshim.so
 
 # The version script names exactly the hooks of shim/openssl/hooks.def, under
 # OpenSSL 3's symbol version, so a program linked to OpenSSL 1.1 never binds
-# to them. -z defs proves the shim references no OpenSSL symbol directly.
-build/shim.map: shim/openssl/hooks.def | build
+# to them, and those of shim/gnutls/hooks.def, each under the GnuTLS version
+# it names. -z defs proves the shim references no TLS library's symbol
+# directly.
+build/shim.map: shim/openssl/hooks.def shim/gnutls/hooks.def | build
 	{ echo 'OPENSSL_3.0.0 {'; echo ' global:'; \
-	  sed -n 's/^HOOK([^,]*, *\([A-Za-z0-9_]*\),.*/  \1;/p' $<; \
-	  echo ' local: *;'; echo '};'; } > $@
+	  sed -n 's/^HOOK([^,]*, *\([A-Za-z0-9_]*\),.*/  \1;/p' shim/openssl/hooks.def; \
+	  echo ' local: *;'; echo '};'; \
+	  for v in GNUTLS_3_4 GNUTLS_3_6_3; do echo "$$v {"; echo ' global:'; \
+	    sed -n "s/^GHOOK([^,]*, *\([a-z0-9_]*\),.*, *$$v)\$$/  \1;/p" shim/gnutls/hooks.def; \
+	    [ $$v = GNUTLS_3_4 ] && echo '};' || echo '} GNUTLS_3_4;'; done; } > $@
 
 build:
 	mkdir -p build tests/bin
 
 # Each object depends on the headers it includes (-MMD), and on nothing
 # else: an edit rebuilds what it touches.
-build/obj/core build/obj/openssl:
+build/obj/core build/obj/openssl build/obj/gnutls:
 	mkdir -p $@
 
 build/obj/core/%.o: shim/core/%.c | build/obj/core
@@ -57,6 +64,9 @@ build/obj/core/%.o: shim/core/%.c | build/obj/core
 
 build/obj/openssl/%.o: shim/openssl/%.c | build/obj/openssl
 	$(CC) $(CFLAGS) -Ishim/openssl -MMD -MP -c -o $@ $<
+
+build/obj/gnutls/%.o: shim/gnutls/%.c | build/obj/gnutls
+	$(CC) $(CFLAGS) -Ishim/gnutls -MMD -MP -c -o $@ $<
 
 -include $(OBJS:.o=.d)
 
@@ -93,6 +103,18 @@ tests/bin/fuzzstore: tests/fuzzstore.c shim/core/record.c shim/core/util.c shim/
 	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -Ishim/core $(SAN) -o $@ \
 	    tests/fuzzstore.c shim/core/record.c shim/core/util.c
 
+# The unit tier: the core alone, driven by a fake backend (tests/unit/),
+# under the sanitizers. It links no TLS library and sees no backend header,
+# so it also proves the core stands without OpenSSL.
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+tests/bin/unit: $(UNIT_SRCS) $(wildcard tests/unit/*.h) $(CORE_SRCS) \
+                $(wildcard include/*.h shim/core/*.h) | build
+	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -Iinclude -Ishim/core \
+	    -Itests/unit $(SAN) -o $@ $(UNIT_SRCS) $(CORE_SRCS) -lpthread
+
+unit: tests/bin/unit
+	tests/bin/unit
+
 test-programs: $(TESTBIN) tests/bin/client-static
 
 # The same suite with the shim built under AddressSanitizer and
@@ -102,7 +124,10 @@ test-programs: $(TESTBIN) tests/bin/client-static
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 build/asan/libresumeshim.so: $(SRCS) $(HDRS) build/shim.map
 	mkdir -p build/asan
-	$(CC) $(CFLAGS) -Ishim/openssl $(SAN) $(LDFLAGS) -o $@ $(SRCS) $(LDLIBS)
+	for f in $(SRCS); do \
+	    $(CC) $(CFLAGS) -I$${f%/*} $(SAN) -c -o build/asan/$$(echo $${f#shim/} | tr / -).o $$f \
+	    || exit 1; done
+	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ build/asan/*.o $(LDLIBS)
 
 test-asan: deps build/asan/libresumeshim.so all test-programs
 	SHIM_PRELOAD="$$($(CC) -print-file-name=libasan.so) $(CURDIR)/build/asan/libresumeshim.so" \
@@ -112,7 +137,10 @@ test-asan: deps build/asan/libresumeshim.so all test-programs
 deps:
 	scripts/deps
 
+# The unit tier first: it fails in a second where the suites take minutes.
+# tests/unit.bats runs it again, so that the last line counts it.
 test: deps all test-programs
+	tests/bin/unit
 	scripts/run-tests
 
 demo: deps all test-programs
@@ -146,4 +174,4 @@ bench-quick: deps all test-programs
 clean:
 	rm -rf build tests/bin libresumeshim.so
 
-.PHONY: all deps test test-asan test-programs demo bench bench-quick install uninstall clean
+.PHONY: all deps test test-asan test-programs unit demo bench bench-quick install uninstall clean

@@ -1,6 +1,7 @@
 /* The RESUMESHIM_* variables (config.h). */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -64,12 +65,8 @@ static void level(void)
     LOG(LOG_WARN, "RESUMESHIM_LOG='%s' is not off, error, warn, info, debug or 0-4; using warn", s);
 }
 
-const struct config *config_load(void)
+static void load(void)
 {
-    static bool loaded;
-    if (loaded)
-        return &cfg;
-    loaded = true;
     /* The log destination and level come first so that the warnings about
      * the other variables go where the user asked. */
     const char *log_file = secure_getenv("RESUMESHIM_LOG_FILE");
@@ -90,5 +87,12 @@ const struct config *config_load(void)
     cfg.store = secure_getenv("RESUMESHIM_STORE");
     flag("RESUMESHIM_SERVER", &cfg.server, false);
     number("RESUMESHIM_TICKET_KEY_ROTATE", 1, MAX_LIFETIME, &cfg.rotate);
+}
+
+/* Either backend's set-up may ask first, from any thread. */
+const struct config *config_load(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, load);
     return &cfg;
 }

@@ -74,8 +74,14 @@ void key_put_peer(struct key *k, const char *sni, int fd, bool listed)
         addr = &in6->sin6_addr;
         alen = sizeof in6->sin6_addr;
     } else if (have && ss.ss_family == AF_UNIX) {
-        addr = ((const struct sockaddr_un *)&ss)->sun_path;
-        alen = strnlen(addr, sl - offsetof(struct sockaddr_un, sun_path));
+        /* A path ends at its NUL; an abstract name begins with one and is
+         * all its bytes; an unnamed socket (socketpair) has no address. */
+        const struct sockaddr_un *un = (const struct sockaddr_un *)&ss;
+        size_t max = sl > offsetof(struct sockaddr_un, sun_path)
+                         ? sl - offsetof(struct sockaddr_un, sun_path)
+                         : 0;
+        alen = max > 0 && un->sun_path[0] != '\0' ? strnlen(un->sun_path, max) : max;
+        addr = alen > 0 ? un->sun_path : NULL;
     }
     if (sni != NULL)
         key_put_str(k, 'n', sni);
@@ -92,6 +98,8 @@ void key_put_peer(struct key *k, const char *sni, int fd, bool listed)
         k->server[0] = '\0';
     else if (sni != NULL)
         snprintf(k->server, sizeof k->server, "%s:%u", sni, (unsigned)port);
+    else if (alen > 0 && ss.ss_family == AF_UNIX && ((const char *)addr)[0] == '\0')
+        snprintf(k->server, sizeof k->server, "@%.*s", (int)alen - 1, (const char *)addr + 1);
     else if (alen > 0 && ss.ss_family == AF_UNIX)
         snprintf(k->server, sizeof k->server, "%.*s", (int)alen, (const char *)addr);
     else if (addr != NULL && inet_ntop(ss.ss_family, addr, text, sizeof text) != NULL)

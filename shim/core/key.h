@@ -20,6 +20,7 @@
 enum key_kind {
     KEY_OPENSSL_CLIENT = 1,
     KEY_OPENSSL_SERVER = 2, /* a server configuration's fingerprint */
+    KEY_GNUTLS_CLIENT = 3,
 };
 
 struct key {

@@ -212,7 +212,7 @@ static void private_copy(struct pooled *kept, struct pooled *out)
 void pool_take(const struct key *k, time_t now, struct pooled *out)
 {
     struct dropped d = {0};
-    out->sess = NULL;
+    *out = (struct pooled){0};
     pthread_mutex_lock(&lock);
     unsigned hv;
     struct server *sv = find(k, &hv);

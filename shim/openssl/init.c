@@ -10,34 +10,20 @@
 #include "config.h"
 #include "conn.h"
 #include "ctx.h"
-#include "fork.h"
 #include "init.h"
 #include "log.h"
 #include "ocsp.h"
-#include "pool.h"
 #include "real.h"
 #include "ring.h"
 #include "server.h"
 #include "settings.h"
-#include "store.h"
+#include "start.h"
 #include "trust.h"
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static bool active;
 static bool ready; /* set-up has run, whatever it decided */
 static const struct config *cfg;
-
-static void at_exit(void)
-{
-    if (shim_started())
-        pool_flush();
-    if (cfg->stats)
-        stats_print(cfg->server);
-}
-
-static void nothing(void)
-{
-}
 
 static void init_once(void);
 
@@ -58,17 +44,10 @@ static void init_once(void)
         LOG(LOG_INFO, "OpenSSL 3 not found; resumption is off");
         return;
     }
-    /* Registered even when disabled: the summary then shows that nothing
-     * was offered, which is what a user checking RESUMESHIM_DISABLE wants. */
-    atexit(at_exit);
-    if (cfg->disable)
+    bool started;
+    core_start(&started);
+    if (!started)
         return;
-    /* A forked child counts its own; registered first, so that it runs
-     * after every room's child handler. */
-    if (!fork_register(nothing, nothing, stats_reset)) {
-        LOG(LOG_WARN, "pthread_atfork failed; resumption is off");
-        return;
-    }
     ctx_init(conn_session, cfg->server);
     conn_init(cfg);
     settings_init();
@@ -77,11 +56,7 @@ static void init_once(void)
     trust_init();
     if (cfg->server)
         server_init(cfg->rotate);
-    pool_init(cfg);
-    store_init(cfg);
     __atomic_store_n(&active, true, __ATOMIC_RELEASE);
-    LOG(LOG_INFO, "active: pool %d per server, max age %lds, %ld servers%s",
-        cfg->pool_size, cfg->max_age, cfg->max_hosts, cfg->server ? "; server mode" : "");
 }
 
 /* The server mode's key ring must exist before a server forks its

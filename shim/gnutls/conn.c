@@ -1,0 +1,439 @@
+/* GnuTLS client sessions (conn.h). */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <uthash.h>
+
+#include "conn.h"
+#include "fork.h"
+#include "log.h"
+#include "pool.h"
+#include "pooled.h"
+#include "session.h"
+#include "store.h"
+#include "verdict.h"
+
+struct gconn {
+    UT_hash_handle hh;
+    gnutls_session_t s;
+    struct gsettings set;
+    struct key key;
+    bool started, done, app_data, refused;
+    struct pooled offered; /* sess NULL: nothing offered */
+    time_t born;           /* the verifying full handshake behind this one */
+    time_t until;          /* the peer certificate's notAfter */
+    unsigned gen;
+    unsigned n_held;
+    struct pooled *held;   /* pool_size slots, newest first */
+    gnutls_handshake_hook_func app_hook;
+    unsigned app_htype;
+    int app_when;
+    /* Tickets the program took and the store may have at exit: ended
+     * should its check of the peer fail after all. */
+    unsigned n_reserved;
+    void *reserved[4];
+};
+
+static struct gconn *conns;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int pool_size = 8;
+static long max_age = 3600;
+
+static void atfork_prepare(void)
+{
+    pthread_mutex_lock(&lock);
+}
+
+static void atfork_parent(void)
+{
+    pthread_mutex_unlock(&lock);
+}
+
+static void atfork_child(void)
+{
+    pthread_mutex_init(&lock, NULL);
+}
+
+void gconn_init(const struct config *cfg)
+{
+    pool_size = cfg->pool_size;
+    max_age = cfg->max_age;
+    fork_register(atfork_prepare, atfork_parent, atfork_child);
+}
+
+/* A session is used by one thread at a time: the table's lock guards the
+ * table only. */
+static struct gconn *get(gnutls_session_t s)
+{
+    struct gconn *c;
+    pthread_mutex_lock(&lock);
+    HASH_FIND_PTR(conns, &s, c);
+    pthread_mutex_unlock(&lock);
+    return c;
+}
+
+static int on_message(gnutls_session_t s, unsigned htype, unsigned when, unsigned incoming,
+                      const gnutls_datum_t *msg);
+static void drop_held(struct gconn *c);
+static void release(struct gconn *c);
+
+void gconn_new(gnutls_session_t s, unsigned flags)
+{
+    struct gconn *c = calloc(1, sizeof *c), *old;
+    if (c == NULL)
+        return;
+    c->s = s;
+    c->set.flags = flags;
+    pthread_mutex_lock(&lock);
+    HASH_FIND_PTR(conns, &s, old);
+    if (old != NULL)
+        HASH_DEL(conns, old); /* freed without gnutls_deinit, address reused */
+    HASH_ADD_PTR(conns, s, c);
+    pthread_mutex_unlock(&lock);
+    /* One hook per session (a second call replaces the first): the
+     * program's, should it set one, is called from this one. */
+    G(gnutls_handshake_set_hook_function)(s, GNUTLS_HANDSHAKE_ANY, GNUTLS_HOOK_BOTH, on_message);
+    if (old != NULL) {
+        drop_held(old);
+        release(old);
+    }
+}
+
+static void drop_held(struct gconn *c)
+{
+    for (unsigned i = 0; i < c->n_held; i++)
+        pooled_free(&c->held[i]);
+    c->n_held = 0;
+}
+
+static void hold(struct gconn *c, const unsigned char *data, size_t len, bool tls13)
+{
+    if (c->held == NULL && (c->held = calloc((size_t)pool_size, sizeof *c->held)) == NULL)
+        return;
+    struct pooled p = {.ops = &gtls_ops, .sess = gsession_new(data, len, tls13)};
+    if (p.sess == NULL)
+        return;
+    time_t e = c->born + (max_age < MAX_LIFETIME ? max_age : MAX_LIFETIME);
+    p.born = c->born;
+    p.expires = c->until < e ? c->until : e;
+    if (c->n_held == (unsigned)pool_size)
+        pooled_free(&c->held[--c->n_held]);
+    memmove(&c->held[1], &c->held[0], c->n_held * sizeof *c->held);
+    c->held[0] = p;
+    c->n_held++;
+}
+
+/* What the connection earned goes to the pool once the program is done
+ * with it: a program checks the peer by hand after the handshake, while
+ * tickets may already have arrived (wget asks for the session data right
+ * after the handshake, which waits for one). */
+static void settle(struct gconn *c)
+{
+    bool keep = c->done && !c->refused && c->key.len != 0;
+    for (unsigned i = c->n_held; i-- > 0;) {
+        if (keep)
+            pool_put(&c->key, c->held[i], c->gen);
+        else
+            pooled_free(&c->held[i]);
+    }
+    c->n_held = 0;
+}
+
+static void unreserve(struct gconn *c)
+{
+    for (unsigned i = 0; i < c->n_reserved; i++) {
+        pool_unreserve(&gtls_ops, c->reserved[i]);
+        gtls_ops.free(c->reserved[i]);
+    }
+    c->n_reserved = 0;
+}
+
+static void release(struct gconn *c)
+{
+    settle(c);
+    for (unsigned i = 0; i < c->n_reserved; i++)
+        gtls_ops.free(c->reserved[i]);
+    pooled_free(&c->offered);
+    free(c->held);
+    free(c->set.prio);
+    free(c);
+}
+
+void gconn_free(gnutls_session_t s)
+{
+    struct gconn *c;
+    pthread_mutex_lock(&lock);
+    HASH_FIND_PTR(conns, &s, c);
+    if (c != NULL)
+        HASH_DEL(conns, c);
+    pthread_mutex_unlock(&lock);
+    if (c != NULL)
+        release(c);
+}
+
+void gconn_settle_all(void)
+{
+    struct gconn *c, *tmp;
+    pthread_mutex_lock(&lock);
+    HASH_ITER(hh, conns, c, tmp) settle(c);
+    pthread_mutex_unlock(&lock);
+}
+
+static void offer(struct gconn *c)
+{
+    struct pooled p;
+    pool_take(&c->key, time(NULL), &p);
+    if (p.sess == NULL)
+        return;
+    size_t len;
+    const unsigned char *data = gsession_data(p.sess, &len);
+    if (G(gnutls_session_set_data)(c->s, data, len) != 0) {
+        pool_return(&c->key, p, c->gen);
+        return;
+    }
+    c->offered = p;
+    stat_add(ST_OFFERED);
+    LOG(LOG_DEBUG, "offered a TLS %s session (GnuTLS)", p.ops->is_tls13(p.sess) ? "1.3" : "1.2");
+}
+
+void gconn_begin(gnutls_session_t s)
+{
+    struct gconn *c = get(s);
+    if (c == NULL || c->started)
+        return;
+    c->started = true;
+    c->gen = pool_generation();
+    stat_add(ST_HANDSHAKES);
+    gverdict_key(s, &c->set, store_on(), &c->key);
+    /* A session the program set itself (libcurl's cache) is its own. */
+    if (!c->app_data && c->key.len != 0)
+        offer(c);
+}
+
+/* The peer certificate's notAfter: no session outlives it. */
+static time_t peer_until(gnutls_session_t s)
+{
+    unsigned n = 0;
+    const gnutls_datum_t *certs = G(gnutls_certificate_get_peers)(s, &n);
+    gnutls_x509_crt_t crt = NULL;
+    time_t t = 0;
+    if (certs == NULL || n == 0)
+        return (time_t)1 << 62; /* no certificate: nothing to outlive */
+    if (G(gnutls_x509_crt_init)(&crt) == 0 && crt != NULL &&
+        G(gnutls_x509_crt_import)(crt, &certs[0], GNUTLS_X509_FMT_DER) == 0)
+        t = G(gnutls_x509_crt_get_expiration_time)(crt);
+    if (crt != NULL)
+        G(gnutls_x509_crt_deinit)(crt);
+    return t > 0 ? t : 0;
+}
+
+/* TLS 1.2 session data is whole once the handshake is: taken now. (A TLS
+ * 1.3 session waits for its tickets, which come later: on_message.) */
+static void take_data(struct gconn *c)
+{
+    gnutls_datum_t d = {NULL, 0};
+    if (G(gnutls_session_get_data2)(c->s, &d) == 0 && d.data != NULL && d.size > 4 &&
+        d.size <= MAX_TICKET_BYTES * 4)
+        hold(c, d.data, d.size, false);
+    greal_free(d.data);
+}
+
+void gconn_after(gnutls_session_t s, int ret)
+{
+    struct gconn *c = ret == 0 ? get(s) : NULL;
+    if (c == NULL || !c->started || c->done)
+        return;
+    c->done = true;
+    bool resumed = G(gnutls_session_is_resumed)(s) == 1;
+    stat_add(resumed ? ST_RESUMED : ST_FULL);
+    if (c->offered.sess != NULL)
+        pool_verdict(&c->key, resumed);
+    /* A resumed connection proves nothing new about the server: what it
+     * earns inherits the moment of the full handshake that verified it.
+     * One resumed from the program's own data was not judged under this
+     * key, nor is its age known: it publishes nothing. */
+    c->born = resumed && c->offered.sess != NULL ? c->offered.born : time(NULL);
+    if (resumed && c->offered.sess == NULL)
+        c->refused = true;
+    pooled_free(&c->offered);
+    c->until = peer_until(s);
+    if (c->key.len != 0 && !c->refused && G(gnutls_protocol_get_version)(s) != GNUTLS_TLS1_3)
+        take_data(c);
+}
+
+static int on_message(gnutls_session_t s, unsigned htype, unsigned when, unsigned incoming,
+                      const gnutls_datum_t *msg)
+{
+    struct gconn *c = get(s);
+    if (c == NULL)
+        return 0;
+    /* A TLS 1.3 ticket, after the handshake: the session data holds it
+     * now (measured: one hook call per ticket, each with its own data). */
+    if (htype == GNUTLS_HANDSHAKE_NEW_SESSION_TICKET && when == GNUTLS_HOOK_POST && incoming &&
+        c->done && !c->refused && c->key.len != 0 &&
+        G(gnutls_protocol_get_version)(s) == GNUTLS_TLS1_3) {
+        gnutls_datum_t d = {NULL, 0};
+        if (G(gnutls_session_get_data2)(s, &d) == 0 && d.data != NULL && d.size > 4 &&
+            d.size <= MAX_TICKET_BYTES * 4)
+            hold(c, d.data, d.size, true);
+        greal_free(d.data);
+    }
+    if (c->app_hook != NULL &&
+        (c->app_htype == GNUTLS_HANDSHAKE_ANY || c->app_htype == htype) &&
+        (c->app_when == GNUTLS_HOOK_BOTH || c->app_when == (int)when))
+        return c->app_hook(s, htype, when, incoming, msg);
+    return 0;
+}
+
+bool gconn_app_hook(gnutls_session_t s, unsigned htype, int when, gnutls_handshake_hook_func f)
+{
+    struct gconn *c = get(s);
+    if (c == NULL)
+        return false;
+    c->app_hook = f;
+    c->app_htype = htype;
+    c->app_when = when;
+    return true;
+}
+
+/* Takes a TLS 1.3 ticket of the program's out of the connection's held
+ * sessions; true when it was there and the program took it after a
+ * handshake the connection may publish from (it is then reserved for the
+ * store, as on the OpenSSL side: a program that takes each ticket for a
+ * cache of its own, wget does, but runs once per request never offers it). */
+static bool take_held(struct gconn *c, const void *mine, bool reserve)
+{
+    bool reserved = false;
+    for (unsigned i = 0; c != NULL && i < c->n_held;) {
+        if (!c->held[i].ops->is_tls13(c->held[i].sess) ||
+            !gtls_ops.same_ticket(c->held[i].sess, mine)) {
+            i++;
+            continue;
+        }
+        if (reserve && !reserved && c->done && !c->refused &&
+            c->n_reserved < sizeof c->reserved / sizeof *c->reserved &&
+            gtls_ops.up_ref(c->held[i].sess)) {
+            c->reserved[c->n_reserved++] = c->held[i].sess;
+            pool_reserve(&c->key, c->held[i], c->gen);
+            reserved = true;
+        } else {
+            pooled_free(&c->held[i]);
+        }
+        memmove(&c->held[i], &c->held[i + 1], (c->n_held - i - 1) * sizeof *c->held);
+        c->n_held--;
+    }
+    return reserved;
+}
+
+/* A TLS 1.3 ticket the program takes or offers is its own: it leaves the
+ * connection and every pool for good, so that no one ticket is offered
+ * twice; one it offers loses its reservation too. */
+static void app_owns(gnutls_session_t s, const void *data, size_t size, bool offers)
+{
+    struct gconn *c = get(s);
+    void *mine = data != NULL && size > 0 ? gsession_new(data, size, true) : NULL;
+    if (mine == NULL)
+        return;
+    if (take_held(c, mine, !offers))
+        pool_took(&c->key, &gtls_ops, mine);
+    else
+        pool_discard(NULL, &gtls_ops, mine);
+    gtls_ops.free(mine);
+}
+
+void gconn_app_set(gnutls_session_t s, const void *data, size_t size)
+{
+    struct gconn *c = get(s);
+    if (c != NULL && !c->started)
+        c->app_data = true;
+    app_owns(s, data, size, true);
+}
+
+void gconn_app_took(gnutls_session_t s, const void *data, size_t size)
+{
+    app_owns(s, data, size, false);
+}
+
+/* what NULL: the certificate is checked, its name not. */
+void gconn_verify_cert(gnutls_session_t s, const void *what, size_t len, unsigned flags)
+{
+    struct gconn *c = get(s);
+    if (c == NULL)
+        return;
+    c->set.verify_set = true;
+    c->set.verify_fn = false;
+    c->set.verify_flags = flags;
+    memset(c->set.verify_md, 0, sizeof c->set.verify_md);
+    if (what != NULL && !gsession_sha256(what, len, c->set.verify_md))
+        c->set.verify_fn = true; /* cannot be told apart: no key */
+}
+
+void gconn_verify_typed(gnutls_session_t s, const gnutls_typed_vdata_st *data, unsigned n,
+                        unsigned flags)
+{
+    size_t len = 0;
+    for (unsigned i = 0; data != NULL && i < n; i++)
+        len += sizeof data[i].type + sizeof data[i].size + data[i].size;
+    unsigned char *buf = len > 0 ? malloc(len) : NULL, *p = buf;
+    for (unsigned i = 0; buf != NULL && i < n; i++) {
+        memcpy(p, &data[i].type, sizeof data[i].type);
+        memcpy(p + sizeof data[i].type, &data[i].size, sizeof data[i].size);
+        p += sizeof data[i].type;
+        p += sizeof data[i].size;
+        if (data[i].size > 0)
+            memcpy(p, data[i].data, data[i].size);
+        p += data[i].size;
+    }
+    gconn_verify_cert(s, buf, len, flags);
+    if (len > 0 && buf == NULL)
+        gconn_verify_function(s, true); /* not recorded: no key */
+    free(buf);
+}
+
+void gconn_verify_function(gnutls_session_t s, bool set)
+{
+    struct gconn *c = get(s);
+    if (c != NULL)
+        c->set.verify_fn = set;
+}
+
+void gconn_priority(gnutls_session_t s, const char *text)
+{
+    struct gconn *c = get(s);
+    if (c == NULL)
+        return;
+    free(c->set.prio);
+    c->set.prio = text != NULL ? strdup(text) : NULL;
+}
+
+/* A name too long for DNS, or holding a NUL, is no name the shim can key
+ * by: none (the socket's address then). */
+void gconn_server_name(gnutls_session_t s, const void *name, size_t len)
+{
+    struct gconn *c = get(s);
+    if (c == NULL)
+        return;
+    c->set.sni[0] = '\0';
+    if (name != NULL && len < sizeof c->set.sni && memchr(name, '\0', len) == NULL) {
+        memcpy(c->set.sni, name, len);
+        c->set.sni[len] = '\0';
+    }
+}
+
+void gconn_own_transport(gnutls_session_t s)
+{
+    struct gconn *c = get(s);
+    if (c != NULL)
+        c->set.own_transport = true;
+}
+
+void gconn_refused(gnutls_session_t s)
+{
+    struct gconn *c = get(s);
+    if (c == NULL)
+        return;
+    c->refused = true;
+    unreserve(c);
+}

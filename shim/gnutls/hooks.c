@@ -1,0 +1,389 @@
+/* The exported GnuTLS entry points, under GnuTLS's own symbol versions
+ * (hooks.def; the version script names exactly these), and the one place
+ * that drives this side's rooms (conn, cred, prio). Each is a few lines
+ * around the real function. A program without GnuTLS never calls them. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn.h"
+#include "cred.h"
+#include "init.h"
+#include "prio.h"
+#include "real.h"
+#include "util.h"
+
+#define EXPORT __attribute__((visibility("default")))
+/* The real function, found on first use; without one, the call fails as
+ * GnuTLS reports errors. */
+#define REAL_OR(name, version, fail)                                           \
+    do {                                                                       \
+        if (gtls_##name == NULL && !greal_find(#name, #version, (void **)&gtls_##name)) \
+            return fail;                                                       \
+    } while (0)
+#define REAL_OR_VOID(name, version) REAL_OR(name, version, )
+
+/* A client session is followed from here on. GNUTLS_NO_TICKETS would keep
+ * it from offering the shim's tickets (libcurl sets it, and cannot use
+ * TLS 1.3 tickets itself: it asks for the session data before any has
+ * arrived, measured), so it is cleared; the key keeps the program's flags. */
+EXPORT int gnutls_init(gnutls_session_t *session, unsigned int flags)
+{
+    REAL_OR(gnutls_init, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    bool on = (flags & GNUTLS_CLIENT) && gshim_active();
+    int r = gtls_gnutls_init(session, on ? flags & ~(unsigned)GNUTLS_NO_TICKETS : flags);
+    if (on && r == 0)
+        gconn_new(*session, flags);
+    return r;
+}
+
+EXPORT void gnutls_deinit(gnutls_session_t session)
+{
+    REAL_OR_VOID(gnutls_deinit, GNUTLS_3_4);
+    if (session != NULL && gshim_active())
+        gconn_free(session);
+    gtls_gnutls_deinit(session);
+}
+
+EXPORT int gnutls_handshake(gnutls_session_t session)
+{
+    REAL_OR(gnutls_handshake, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    bool on = gshim_active();
+    if (on)
+        gconn_begin(session);
+    handshake_enter();
+    int r = gtls_gnutls_handshake(session);
+    handshake_leave();
+    if (on)
+        gconn_after(session, r);
+    return r;
+}
+
+EXPORT void gnutls_handshake_set_hook_function(gnutls_session_t session, unsigned int htype,
+                                               int when, gnutls_handshake_hook_func func)
+{
+    REAL_OR_VOID(gnutls_handshake_set_hook_function, GNUTLS_3_4);
+    if (gshim_active() && gconn_app_hook(session, htype, when, func))
+        return;
+    gtls_gnutls_handshake_set_hook_function(session, htype, when, func);
+}
+
+EXPORT int gnutls_session_set_data(gnutls_session_t session, const void *data, size_t size)
+{
+    REAL_OR(gnutls_session_set_data, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    if (gshim_active())
+        gconn_app_set(session, data, size);
+    return gtls_gnutls_session_set_data(session, data, size);
+}
+
+EXPORT int gnutls_session_get_data(gnutls_session_t session, void *data, size_t *size)
+{
+    REAL_OR(gnutls_session_get_data, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    int r = gtls_gnutls_session_get_data(session, data, size);
+    if (r == 0 && data != NULL && size != NULL && gshim_active())
+        gconn_app_took(session, data, *size);
+    return r;
+}
+
+EXPORT int gnutls_session_get_data2(gnutls_session_t session, gnutls_datum_t *data)
+{
+    REAL_OR(gnutls_session_get_data2, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    int r = gtls_gnutls_session_get_data2(session, data);
+    if (r == 0 && data != NULL && gshim_active())
+        gconn_app_took(session, data->data, data->size);
+    return r;
+}
+
+EXPORT void gnutls_session_set_verify_cert(gnutls_session_t session, const char *hostname,
+                                           unsigned flags)
+{
+    REAL_OR_VOID(gnutls_session_set_verify_cert, GNUTLS_3_4);
+    gtls_gnutls_session_set_verify_cert(session, hostname, flags);
+    if (gshim_active())
+        gconn_verify_cert(session, hostname, hostname != NULL ? strlen(hostname) : 0, flags);
+}
+
+EXPORT void gnutls_session_set_verify_cert2(gnutls_session_t session, gnutls_typed_vdata_st *data,
+                                            unsigned elements, unsigned flags)
+{
+    REAL_OR_VOID(gnutls_session_set_verify_cert2, GNUTLS_3_4);
+    gtls_gnutls_session_set_verify_cert2(session, data, elements, flags);
+    if (gshim_active())
+        gconn_verify_typed(session, data, elements, flags);
+}
+
+EXPORT void gnutls_session_set_verify_function(gnutls_session_t session,
+                                               gnutls_certificate_verify_function *func)
+{
+    REAL_OR_VOID(gnutls_session_set_verify_function, GNUTLS_3_4);
+    if (gshim_active())
+        gconn_verify_function(session, func != NULL);
+    gtls_gnutls_session_set_verify_function(session, func);
+}
+
+/* The check set_verify_cert installs is GnuTLS's own verify function (it
+ * calls gnutls_session_set_verify_function through our hook, measured), in
+ * place of any the program set before: recorded after the real call. A
+ * function the program sets later is a callback again. */
+
+/* Priorities, whichever way they are set. */
+EXPORT int gnutls_priority_set_direct(gnutls_session_t session, const char *priorities,
+                                      const char **err_pos)
+{
+    REAL_OR(gnutls_priority_set_direct, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    int r = gtls_gnutls_priority_set_direct(session, priorities, err_pos);
+    if (r == 0 && gshim_active())
+        gconn_priority(session, priorities != NULL ? priorities : "\001default");
+    return r;
+}
+
+EXPORT int gnutls_set_default_priority(gnutls_session_t session)
+{
+    REAL_OR(gnutls_set_default_priority, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    int r = gtls_gnutls_set_default_priority(session);
+    if (r == 0 && gshim_active())
+        gconn_priority(session, "\001default");
+    return r;
+}
+
+EXPORT int gnutls_set_default_priority_append(gnutls_session_t session, const char *add_prio,
+                                              const char **err_pos, unsigned flags)
+{
+    REAL_OR(gnutls_set_default_priority_append, GNUTLS_3_6_3, GNUTLS_E_INTERNAL_ERROR);
+    int r = gtls_gnutls_set_default_priority_append(session, add_prio, err_pos, flags);
+    if (r == 0 && gshim_active()) {
+        char text[512];
+        size_t n = add_prio != NULL ? strlen(add_prio) : 0;
+        bool fits = n + 10 < sizeof text;
+        if (fits)
+            memcpy(text, "\001default:", 9), memcpy(text + 9, add_prio != NULL ? add_prio : "", n + 1);
+        gconn_priority(session, fits ? text : NULL);
+    }
+    return r;
+}
+
+EXPORT int gnutls_priority_set(gnutls_session_t session, gnutls_priority_t priority)
+{
+    REAL_OR(gnutls_priority_set, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    int r = gtls_gnutls_priority_set(session, priority);
+    if (r == 0 && gshim_active()) {
+        char *text = prio_text(priority);
+        gconn_priority(session, text);
+        free(text);
+    }
+    return r;
+}
+
+EXPORT int gnutls_priority_init(gnutls_priority_t *priority, const char *priorities,
+                                const char **err_pos)
+{
+    REAL_OR(gnutls_priority_init, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    int r = gtls_gnutls_priority_init(priority, priorities, err_pos);
+    if (r == 0 && gshim_active())
+        prio_made(*priority, priorities != NULL ? priorities : "\001default");
+    return r;
+}
+
+EXPORT int gnutls_priority_init2(gnutls_priority_t *priority, const char *priorities,
+                                 const char **err_pos, unsigned flags)
+{
+    REAL_OR(gnutls_priority_init2, GNUTLS_3_6_3, GNUTLS_E_INTERNAL_ERROR);
+    int r = gtls_gnutls_priority_init2(priority, priorities, err_pos, flags);
+    if (r == 0 && gshim_active()) {
+        /* GNUTLS_PRIORITY_INIT_DEF_APPEND: the string adds to the defaults. */
+        char *text = malloc((priorities != NULL ? strlen(priorities) : 0) + 32);
+        if (text != NULL)
+            sprintf(text, "\001%u:%s", flags, priorities != NULL ? priorities : "");
+        prio_made(*priority, text);
+        free(text);
+    }
+    return r;
+}
+
+EXPORT void gnutls_priority_deinit(gnutls_priority_t priority)
+{
+    REAL_OR_VOID(gnutls_priority_deinit, GNUTLS_3_4);
+    if (gshim_active())
+        prio_gone(priority);
+    gtls_gnutls_priority_deinit(priority);
+}
+
+EXPORT int gnutls_server_name_set(gnutls_session_t session, gnutls_server_name_type_t type,
+                                  const void *name, size_t len)
+{
+    REAL_OR(gnutls_server_name_set, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    int r = gtls_gnutls_server_name_set(session, type, name, len);
+    if (r == 0 && type == GNUTLS_NAME_DNS && gshim_active())
+        gconn_server_name(session, name, len);
+    return r;
+}
+
+/* Transport functions of the program's own: no socket the shim can read. */
+#define TRANSPORT_HOOK(name, type)                                             \
+    EXPORT void name(gnutls_session_t session, type fn)                        \
+    {                                                                          \
+        REAL_OR_VOID(name, GNUTLS_3_4);                                        \
+        if (gshim_active())                                                    \
+            gconn_own_transport(session);                                      \
+        gtls_##name(session, fn);                                              \
+    }
+TRANSPORT_HOOK(gnutls_transport_set_push_function, gnutls_push_func)
+TRANSPORT_HOOK(gnutls_transport_set_vec_push_function, gnutls_vec_push_func)
+TRANSPORT_HOOK(gnutls_transport_set_pull_function, gnutls_pull_func)
+
+/* Certificate credentials, as they are built. */
+EXPORT int gnutls_certificate_allocate_credentials(gnutls_certificate_credentials_t *res)
+{
+    REAL_OR(gnutls_certificate_allocate_credentials, GNUTLS_3_4, GNUTLS_E_MEMORY_ERROR);
+    int r = gtls_gnutls_certificate_allocate_credentials(res);
+    if (r == 0 && gshim_active())
+        cred_new(*res);
+    return r;
+}
+
+EXPORT void gnutls_certificate_free_credentials(gnutls_certificate_credentials_t sc)
+{
+    REAL_OR_VOID(gnutls_certificate_free_credentials, GNUTLS_3_4);
+    if (gshim_active())
+        cred_gone(sc);
+    gtls_gnutls_certificate_free_credentials(sc);
+}
+
+/* The system's trust: GnuTLS 3.7.9 here reads it from one bundle (its
+ * library names /etc/ssl/certs/ca-certificates.crt; 144 certificates
+ * loaded, as many as the bundle holds), whose identity stands for it. */
+#define SYSTEM_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
+
+EXPORT int gnutls_certificate_set_x509_system_trust(gnutls_certificate_credentials_t cred)
+{
+    REAL_OR(gnutls_certificate_set_x509_system_trust, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    int r = gtls_gnutls_certificate_set_x509_system_trust(cred);
+    if (r >= 0 && gshim_active())
+        cred_trust_file(cred, 'S', SYSTEM_BUNDLE);
+    return r;
+}
+
+#define TRUST_FILE_HOOK(name, kind)                                            \
+    EXPORT int name(gnutls_certificate_credentials_t cred, const char *file,   \
+                    gnutls_x509_crt_fmt_t type)                                \
+    {                                                                          \
+        REAL_OR(name, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);                    \
+        int r = gtls_##name(cred, file, type);                                 \
+        if (r >= 0 && gshim_active())                                          \
+            cred_trust_file(cred, kind, file);                                 \
+        return r;                                                              \
+    }
+TRUST_FILE_HOOK(gnutls_certificate_set_x509_trust_file, 'F')
+TRUST_FILE_HOOK(gnutls_certificate_set_x509_crl_file, 'R')
+
+#define TRUST_MEM_HOOK(name, kind)                                             \
+    EXPORT int name(gnutls_certificate_credentials_t cred, const gnutls_datum_t *d, \
+                    gnutls_x509_crt_fmt_t type)                                \
+    {                                                                          \
+        REAL_OR(name, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);                    \
+        int r = gtls_##name(cred, d, type);                                    \
+        if (r >= 0 && gshim_active())                                          \
+            cred_trust(cred, kind, d != NULL ? d->data : NULL, d != NULL ? d->size : 0); \
+        return r;                                                              \
+    }
+TRUST_MEM_HOOK(gnutls_certificate_set_x509_trust_mem, 'M')
+TRUST_MEM_HOOK(gnutls_certificate_set_x509_crl_mem, 'm')
+
+/* Trust given as objects or a directory (its files load as they are, and
+ * may change without the directory changing) is not digested: a check in
+ * the handshake under it never resumes. */
+EXPORT int gnutls_certificate_set_x509_trust_dir(gnutls_certificate_credentials_t cred,
+                                                 const char *dir, gnutls_x509_crt_fmt_t type)
+{
+    REAL_OR(gnutls_certificate_set_x509_trust_dir, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    int r = gtls_gnutls_certificate_set_x509_trust_dir(cred, dir, type);
+    if (gshim_active())
+        cred_trust_unknown(cred);
+    return r;
+}
+
+EXPORT int gnutls_certificate_set_x509_trust(gnutls_certificate_credentials_t res,
+                                             gnutls_x509_crt_t *list, int n)
+{
+    REAL_OR(gnutls_certificate_set_x509_trust, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    int r = gtls_gnutls_certificate_set_x509_trust(res, list, n);
+    if (gshim_active())
+        cred_trust_unknown(res);
+    return r;
+}
+
+EXPORT int gnutls_certificate_set_x509_crl(gnutls_certificate_credentials_t res,
+                                           gnutls_x509_crl_t *list, int n)
+{
+    REAL_OR(gnutls_certificate_set_x509_crl, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    int r = gtls_gnutls_certificate_set_x509_crl(res, list, n);
+    if (gshim_active())
+        cred_trust_unknown(res);
+    return r;
+}
+
+EXPORT void gnutls_certificate_set_trust_list(gnutls_certificate_credentials_t res,
+                                              gnutls_x509_trust_list_t tlist, unsigned flags)
+{
+    REAL_OR_VOID(gnutls_certificate_set_trust_list, GNUTLS_3_4);
+    if (gshim_active())
+        cred_trust_unknown(res);
+    gtls_gnutls_certificate_set_trust_list(res, tlist, flags);
+}
+
+EXPORT void gnutls_certificate_set_verify_limits(gnutls_certificate_credentials_t res,
+                                                 unsigned int max_bits, unsigned int max_depth)
+{
+    REAL_OR_VOID(gnutls_certificate_set_verify_limits, GNUTLS_3_4);
+    if (gshim_active())
+        cred_limits(res, max_bits, max_depth);
+    gtls_gnutls_certificate_set_verify_limits(res, max_bits, max_depth);
+}
+
+/* Callbacks: what they decide by cannot be known. */
+#define CALLBACK_HOOK(name, type, which, version)                              \
+    EXPORT void name(gnutls_certificate_credentials_t cred, type *func)        \
+    {                                                                          \
+        REAL_OR_VOID(name, version);                                           \
+        if (gshim_active())                                                    \
+            cred_callback(cred, which, func != NULL);                          \
+        gtls_##name(cred, func);                                               \
+    }
+CALLBACK_HOOK(gnutls_certificate_set_verify_function, gnutls_certificate_verify_function,
+              CB_VERIFY, GNUTLS_3_4)
+CALLBACK_HOOK(gnutls_certificate_set_retrieve_function, gnutls_certificate_retrieve_function,
+              CB_RETRIEVE, GNUTLS_3_4)
+CALLBACK_HOOK(gnutls_certificate_set_retrieve_function2, gnutls_certificate_retrieve_function2,
+              CB_RETRIEVE, GNUTLS_3_4)
+CALLBACK_HOOK(gnutls_certificate_set_retrieve_function3, gnutls_certificate_retrieve_function3,
+              CB_RETRIEVE, GNUTLS_3_6_3)
+
+/* The program's own check of the peer: a failure leaves nothing behind. */
+EXPORT int gnutls_certificate_verify_peers2(gnutls_session_t session, unsigned int *status)
+{
+    REAL_OR(gnutls_certificate_verify_peers2, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    int r = gtls_gnutls_certificate_verify_peers2(session, status);
+    if ((r != 0 || (status != NULL && *status != 0)) && gshim_active())
+        gconn_refused(session);
+    return r;
+}
+
+EXPORT int gnutls_certificate_verify_peers3(gnutls_session_t session, const char *hostname,
+                                            unsigned int *status)
+{
+    REAL_OR(gnutls_certificate_verify_peers3, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    int r = gtls_gnutls_certificate_verify_peers3(session, hostname, status);
+    if ((r != 0 || (status != NULL && *status != 0)) && gshim_active())
+        gconn_refused(session);
+    return r;
+}
+
+EXPORT int gnutls_certificate_verify_peers(gnutls_session_t session, gnutls_typed_vdata_st *data,
+                                           unsigned int elements, unsigned int *status)
+{
+    REAL_OR(gnutls_certificate_verify_peers, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    int r = gtls_gnutls_certificate_verify_peers(session, data, elements, status);
+    if ((r != 0 || (status != NULL && *status != 0)) && gshim_active())
+        gconn_refused(session);
+    return r;
+}

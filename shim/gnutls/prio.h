@@ -1,0 +1,13 @@
+/* prio: the priority string behind each priority cache the program made,
+ * so that a session's priorities can join its key whichever way they were
+ * set (there is no getter for a session's priority string). */
+#ifndef RESUMESHIM_GNUTLS_PRIO_H
+#define RESUMESHIM_GNUTLS_PRIO_H
+
+void prio_init(void);
+void prio_made(const void *prio, const char *text);
+void prio_gone(const void *prio);
+/* A malloc'd copy of the cache's string; NULL when unknown. */
+char *prio_text(const void *prio);
+
+#endif

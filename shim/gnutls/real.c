@@ -1,0 +1,69 @@
+/* Finding the real GnuTLS functions (real.h). dlvsym with GnuTLS's own
+ * version names, through RTLD_NEXT and, for a library loaded into a local
+ * scope, a handle from dlopen(RTLD_NOLOAD); the shim never loads GnuTLS
+ * itself. */
+#include <dlfcn.h>
+#include <string.h>
+
+#include "log.h"
+#include "real.h"
+
+#define GHOOK(ret, name, params, args, version) __typeof__(name) *gtls_##name;
+#include "hooks.def"
+#undef GHOOK
+#define GFN(name) __typeof__(name) *gtls_##name;
+#include "gnutls.def"
+#undef GFN
+
+bool greal_missing;
+
+static void *find(const char *name, const char *version)
+{
+    void *p = dlvsym(RTLD_NEXT, name, version);
+    if (p == NULL) {
+        void *h = dlopen("libgnutls.so.30", RTLD_LAZY | RTLD_NOLOAD);
+        if (h != NULL)
+            p = dlvsym(h, name, version);
+    }
+    return p;
+}
+
+bool greal_find(const char *name, const char *version, void **slot)
+{
+    void *p = find(name, version);
+    __atomic_store_n(slot, p, __ATOMIC_RELEASE);
+    return p != NULL;
+}
+
+/* Stands in for a function that cannot be found after all, and stops the
+ * shim. It returns 0: no pointer, not resumed, no version; where 0 means
+ * success the caller's outputs were zeroed before the call, and the shim
+ * checks greal_missing before it trusts them. */
+static long missing(void)
+{
+    return 0;
+}
+
+void greal_late(void **slot, const char *name, const char *version)
+{
+    void *p = find(name, version);
+    if (p == NULL) {
+        long (*stub)(void) = missing;
+        memcpy(&p, &stub, sizeof p);
+        __atomic_store_n(&greal_missing, true, __ATOMIC_RELEASE);
+        LOG(LOG_WARN, "GnuTLS function %s not found; resumption is off", name);
+    }
+    __atomic_store_n(slot, p, __ATOMIC_RELEASE);
+}
+
+void greal_free(void *p)
+{
+    static gnutls_free_function *var;
+    gnutls_free_function *v = __atomic_load_n(&var, __ATOMIC_ACQUIRE);
+    if (v == NULL) {
+        v = find("gnutls_free", "GNUTLS_3_4");
+        __atomic_store_n(&var, v, __ATOMIC_RELEASE);
+    }
+    if (v != NULL && *v != NULL)
+        (*v)(p);
+}
