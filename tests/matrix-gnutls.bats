@@ -143,8 +143,11 @@ in_process() {
     local urls=() i
     start_nginx_git
     for i in $(seq "$N"); do urls+=("$PAGE_URL"); done
-    in_process TLSv1.3 wget -q -O - --no-http-keep-alive --ca-certificate="$CA" "${urls[@]}"
-    assert_equal "$(grep -c 'resumeshim page' "$BATS_TEST_TMPDIR/out1")" "$N"
     in_process TLSv1.2 wget -q -O - --no-http-keep-alive --ca-certificate="$CA" \
         --ciphers='NORMAL:-VERS-ALL:+VERS-TLS1.2' "${urls[@]}"
+    assert_equal "$(grep -c 'resumeshim page' "$BATS_TEST_TMPDIR/out1")" "$N"
+    # wget takes each connection's first TLS 1.3 ticket for itself
+    # (gnutls_session_get_data2 right after the handshake), and nginx
+    # sends two after a full handshake, one after a resumed one.
+    in_process TLSv1.3 wget -q -O - --no-http-keep-alive --ca-certificate="$CA" "${urls[@]}"
 }
