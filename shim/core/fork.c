@@ -5,11 +5,10 @@
 
 #include "fork.h"
 
-#define ROOMS 8
-
 static struct handlers {
     void (*prepare)(void), (*parent)(void), (*child)(void);
-} rooms[ROOMS];
+    pthread_mutex_t *guarded;
+} rooms[FORK_ROOMS];
 static unsigned n_rooms;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static bool installed, failed;
@@ -17,34 +16,56 @@ static bool installed, failed;
 static void prepare(void)
 {
     unsigned n = __atomic_load_n(&n_rooms, __ATOMIC_ACQUIRE);
-    for (unsigned i = 0; i < n; i++)
-        rooms[i].prepare();
+    for (unsigned i = 0; i < n; i++) {
+        if (rooms[i].guarded != NULL)
+            pthread_mutex_lock(rooms[i].guarded);
+        else
+            rooms[i].prepare();
+    }
 }
 
 static void parent(void)
 {
-    for (unsigned i = __atomic_load_n(&n_rooms, __ATOMIC_ACQUIRE); i-- > 0;)
-        rooms[i].parent();
+    for (unsigned i = __atomic_load_n(&n_rooms, __ATOMIC_ACQUIRE); i-- > 0;) {
+        if (rooms[i].guarded != NULL)
+            pthread_mutex_unlock(rooms[i].guarded);
+        else
+            rooms[i].parent();
+    }
 }
 
 static void child(void)
 {
-    for (unsigned i = __atomic_load_n(&n_rooms, __ATOMIC_ACQUIRE); i-- > 0;)
-        rooms[i].child();
+    for (unsigned i = __atomic_load_n(&n_rooms, __ATOMIC_ACQUIRE); i-- > 0;) {
+        if (rooms[i].guarded != NULL)
+            pthread_mutex_init(rooms[i].guarded, NULL);
+        else
+            rooms[i].child();
+    }
 }
 
-bool fork_register(void (*pre)(void), void (*par)(void), void (*chi)(void))
+static bool add(struct handlers h)
 {
     pthread_mutex_lock(&lock);
     if (!installed && !failed) {
         failed = pthread_atfork(prepare, parent, child) != 0;
         installed = !failed;
     }
-    bool ok = installed && n_rooms < ROOMS;
+    bool ok = installed && n_rooms < FORK_ROOMS;
     if (ok) {
-        rooms[n_rooms] = (struct handlers){pre, par, chi};
+        rooms[n_rooms] = h;
         __atomic_store_n(&n_rooms, n_rooms + 1, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&lock);
     return ok;
+}
+
+bool fork_register(void (*prepare)(void), void (*parent)(void), void (*child)(void))
+{
+    return add((struct handlers){prepare, parent, child, NULL});
+}
+
+bool fork_guard(pthread_mutex_t *m)
+{
+    return add((struct handlers){NULL, NULL, NULL, m});
 }

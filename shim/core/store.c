@@ -589,24 +589,6 @@ static bool write_locked(int dfd, struct stored *const *list, int m, time_t now)
     return ok;
 }
 
-static void atfork_prepare(void)
-{
-    pthread_mutex_lock(&op_lock);
-    pthread_mutex_lock(&cache_lock);
-}
-
-static void atfork_parent(void)
-{
-    pthread_mutex_unlock(&cache_lock);
-    pthread_mutex_unlock(&op_lock);
-}
-
-static void atfork_child(void)
-{
-    pthread_mutex_init(&cache_lock, NULL);
-    pthread_mutex_init(&op_lock, NULL);
-}
-
 static bool decode(const struct tls_ops *ops, const struct record *r, struct pooled *out)
 {
     unsigned char *der = malloc(r->sess_len + r->chain_len + r->staple_len);
@@ -882,7 +864,8 @@ void store_init(const struct config *cfg)
     max_hosts = cfg->max_hosts;
     if (path == NULL || *path == '\0')
         return;
-    fork_register(atfork_prepare, atfork_parent, atfork_child);
+    fork_guard(&op_lock);
+    fork_guard(&cache_lock);
     char cwd[PATH_MAX];
     if (path[0] == '/')
         dir = strdup(path);

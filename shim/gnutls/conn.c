@@ -41,26 +41,11 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int pool_size = 8;
 static long max_age = 3600;
 
-static void atfork_prepare(void)
-{
-    pthread_mutex_lock(&lock);
-}
-
-static void atfork_parent(void)
-{
-    pthread_mutex_unlock(&lock);
-}
-
-static void atfork_child(void)
-{
-    pthread_mutex_init(&lock, NULL);
-}
-
 void gconn_init(const struct config *cfg)
 {
     pool_size = cfg->pool_size;
     max_age = cfg->max_age;
-    fork_register(atfork_prepare, atfork_parent, atfork_child);
+    fork_guard(&lock);
 }
 
 /* A session is used by one thread at a time: the table's lock guards the

@@ -1,4 +1,5 @@
 /* Certificate credentials as recorded (cred.h). */
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,24 +22,9 @@ struct cred_state {
 static struct cred_state *creds;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void atfork_prepare(void)
-{
-    pthread_mutex_lock(&lock);
-}
-
-static void atfork_parent(void)
-{
-    pthread_mutex_unlock(&lock);
-}
-
-static void atfork_child(void)
-{
-    pthread_mutex_init(&lock, NULL);
-}
-
 void cred_init(void)
 {
-    fork_register(atfork_prepare, atfork_parent, atfork_child);
+    fork_guard(&lock);
 }
 
 static struct cred_state *find(const void *cred)
@@ -98,7 +84,10 @@ void cred_trust(const void *cred, char kind, const void *data, size_t len)
 void cred_trust_file(const void *cred, char kind, const char *path)
 {
     struct stat st;
-    if (path == NULL || stat(path, &st) != 0) {
+    int saved = errno; /* the program may read it after the call */
+    bool found = path != NULL && stat(path, &st) == 0;
+    errno = saved;
+    if (!found) {
         cred_trust_unknown(cred);
         return;
     }

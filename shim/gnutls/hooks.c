@@ -292,35 +292,19 @@ TRUST_MEM_HOOK(gnutls_certificate_set_x509_crl_mem, 'm')
 /* Trust given as objects or a directory (its files load as they are, and
  * may change without the directory changing) is not digested: a check in
  * the handshake under it never resumes. */
-EXPORT int gnutls_certificate_set_x509_trust_dir(gnutls_certificate_credentials_t cred,
-                                                 const char *dir, gnutls_x509_crt_fmt_t type)
-{
-    REAL_OR(gnutls_certificate_set_x509_trust_dir, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
-    int r = gtls_gnutls_certificate_set_x509_trust_dir(cred, dir, type);
-    if (gshim_active())
-        cred_trust_unknown(cred);
-    return r;
-}
-
-EXPORT int gnutls_certificate_set_x509_trust(gnutls_certificate_credentials_t res,
-                                             gnutls_x509_crt_t *list, int n)
-{
-    REAL_OR(gnutls_certificate_set_x509_trust, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
-    int r = gtls_gnutls_certificate_set_x509_trust(res, list, n);
-    if (gshim_active())
-        cred_trust_unknown(res);
-    return r;
-}
-
-EXPORT int gnutls_certificate_set_x509_crl(gnutls_certificate_credentials_t res,
-                                           gnutls_x509_crl_t *list, int n)
-{
-    REAL_OR(gnutls_certificate_set_x509_crl, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
-    int r = gtls_gnutls_certificate_set_x509_crl(res, list, n);
-    if (gshim_active())
-        cred_trust_unknown(res);
-    return r;
-}
+#define UNKNOWN_TRUST_HOOK(name, type, list, ntype)                            \
+    EXPORT int name(gnutls_certificate_credentials_t cred, type list, ntype n) \
+    {                                                                          \
+        REAL_OR(name, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);                    \
+        int r = gtls_##name(cred, list, n);                                    \
+        if (gshim_active())                                                    \
+            cred_trust_unknown(cred);                                          \
+        return r;                                                              \
+    }
+UNKNOWN_TRUST_HOOK(gnutls_certificate_set_x509_trust_dir, const char *, dir,
+                   gnutls_x509_crt_fmt_t)
+UNKNOWN_TRUST_HOOK(gnutls_certificate_set_x509_trust, gnutls_x509_crt_t *, list, int)
+UNKNOWN_TRUST_HOOK(gnutls_certificate_set_x509_crl, gnutls_x509_crl_t *, list, int)
 
 EXPORT void gnutls_certificate_set_trust_list(gnutls_certificate_credentials_t res,
                                               gnutls_x509_trust_list_t tlist, unsigned flags)

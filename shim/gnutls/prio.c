@@ -17,24 +17,9 @@ struct prio_state {
 static struct prio_state *prios;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void atfork_prepare(void)
-{
-    pthread_mutex_lock(&lock);
-}
-
-static void atfork_parent(void)
-{
-    pthread_mutex_unlock(&lock);
-}
-
-static void atfork_child(void)
-{
-    pthread_mutex_init(&lock, NULL);
-}
-
 void prio_init(void)
 {
-    fork_register(atfork_prepare, atfork_parent, atfork_child);
+    fork_guard(&lock);
 }
 
 void prio_made(const void *prio, const char *text)

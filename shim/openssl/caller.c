@@ -165,24 +165,9 @@ static const struct module *classify(uintptr_t addr)
 
 /* Registered on first use, not by the shim's set-up: callers are
  * classified even when the shim itself is off. */
-static void atfork_prepare(void)
-{
-    pthread_mutex_lock(&lock);
-}
-
-static void atfork_parent(void)
-{
-    pthread_mutex_unlock(&lock);
-}
-
-static void atfork_child(void)
-{
-    pthread_mutex_init(&lock, NULL);
-}
-
 static void register_atfork(void)
 {
-    fork_register(atfork_prepare, atfork_parent, atfork_child);
+    fork_guard(&lock);
 }
 
 void *real_foreign(const void *caller, unsigned hook)

@@ -22,15 +22,11 @@ struct fingerprint {
     unsigned char dirs[32];
 };
 
-static void atfork_prepare(void);
-static void atfork_parent(void);
-static void atfork_child(void);
-
 void trust_init(void)
 {
     store_index = R(CRYPTO_get_ex_new_index)(CRYPTO_EX_INDEX_X509_STORE, 0, NULL, NULL, NULL,
                                              exdata_free);
-    fork_register(atfork_prepare, atfork_parent, atfork_child);
+    fork_guard(&store_lock);
 }
 
 struct sig {
@@ -150,18 +146,4 @@ void trust_lookup(X509_STORE *store, int cmd, const char *where)
     pthread_mutex_unlock(&store_lock);
 }
 
-static void atfork_prepare(void)
-{
-    pthread_mutex_lock(&store_lock);
-}
-
-static void atfork_parent(void)
-{
-    pthread_mutex_unlock(&store_lock);
-}
-
-static void atfork_child(void)
-{
-    pthread_mutex_init(&store_lock, NULL);
-}
 

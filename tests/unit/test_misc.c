@@ -294,8 +294,8 @@ TEST(fork_handlers_run_as_a_stack)
     CHECK(waitpid(pid, &status, 0) == pid);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     CHECK(trail_n == 6 && memcmp(trail, "ABCcba", 6) == 0);
-    /* Eight rooms at most: the ninth is told so. */
-    for (int i = 3; i < 8; i++)
+    /* FORK_ROOMS at most: the next is told so. */
+    for (int i = 3; i < FORK_ROOMS; i++)
         CHECK(fork_register(nothing, nothing, nothing));
     CHECK(!fork_register(nothing, nothing, nothing));
 }
