@@ -33,12 +33,18 @@ start_nginx_git() {
     CLOG="$d/conns.log"
     PORT=$(free_port)
     # A server-level access_log replaces nginx_run's, so SLOG is named again.
-    nginx_run "$d" "    log_format conns '\$connection \$connection_requests \$ssl_session_reused \$ssl_protocol \$request_uri';
-$(nginx_server "$PORT" "$CERT" "$KEY" "access_log $d/access.log reuse;
+    local block
+    block=$(nginx_server "$PORT" "$CERT" "$KEY" "access_log $d/access.log reuse;
         access_log $CLOG conns;
         location /git/ { root $d; }
         location = /index.html { root $d/www; }
-        ${1:-}")"
+        ${1:-}")
+    # NGINX_PROTOCOLS (TLSv1.2, say): the only versions it accepts, for
+    # programs that cannot be told to stay below TLS 1.3.
+    [ -z "${NGINX_PROTOCOLS:-}" ] ||
+        block=${block/ssl_protocols TLSv1.2 TLSv1.3;/ssl_protocols $NGINX_PROTOCOLS;}
+    nginx_run "$d" "    log_format conns '\$connection \$connection_requests \$ssl_session_reused \$ssl_protocol \$request_uri';
+$block"
     echo "$NGINX_PID" >> "$BATS_TEST_TMPDIR/pids"
     wait_port "$PORT"
     PAGE_URL="https://127.0.0.1:$PORT/index.html"

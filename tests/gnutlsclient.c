@@ -40,6 +40,9 @@
  *   --fresh-cred      new credentials for every connection (default: one
  *                     set for each trust file, shared)
  *   --path P          the path asked for (/)
+ *   --nodelay         set TCP_NODELAY (default: Nagle left on, as in most
+ *                     programs; a benchmark sets it so that a connection's
+ *                     last handshake flight does not wait for a delayed ACK)
  * Prints "conn=I resumed=0|1 verify=ok|fail" per connection (and
  * " error=NAME" when the connection failed otherwise), then on stderr
  * "connections=N resumed=K failed=F callback_calls=C"; exits 1 when any
@@ -48,6 +51,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,7 +67,7 @@
 static const char *host, *port_s, *path = "/", *tls, *verify = "inhandshake";
 static const char *names[MAX_LIST], *cafiles[MAX_LIST];
 static int n_names, n_cafiles;
-static int count = 1, threads = 1, keep, no_tickets, fresh_cred;
+static int count = 1, threads = 1, keep, no_tickets, fresh_cred, nodelay;
 static gnutls_datum_t pin;
 static gnutls_certificate_credentials_t shared_cred[MAX_LIST];
 
@@ -134,8 +138,11 @@ static int tcp_connect(void)
     int fd = -1;
     for (a = res; a != NULL; a = a->ai_next) {
         fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
-        if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) == 0)
+        if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+            if (nodelay)
+                setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
             break;
+        }
         if (fd >= 0)
             close(fd);
         fd = -1;
@@ -331,6 +338,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--keep")) keep = 1;
         else if (!strcmp(a, "--no-tickets")) no_tickets = 1;
         else if (!strcmp(a, "--fresh-cred")) fresh_cred = 1;
+        else if (!strcmp(a, "--nodelay")) nodelay = 1;
         else if (!strcmp(a, "--path")) path = argv[++i];
         else return usage("unknown option");
     }

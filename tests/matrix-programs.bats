@@ -370,18 +370,6 @@ same_output() {
         https://localhost:@PORT@/
 }
 
-@test "unaffected: Debian's wget (GnuTLS), unharmed" {
-    local v port
-    for v in 13 12; do
-        port=$(srv_port nginx-close$v)
-        # shellcheck disable=SC2046
-        same_output wget -q -O - --ca-certificate="$CA" $(urls | sed "s/@PORT@/$port/g")
-        assert_equal "$(grep -c '^ok$' "$BATS_TEST_TMPDIR/out1")" "$N"
-        # shellcheck disable=SC2046
-        row nginx-close$v 0 0 wget -q -O /dev/null --ca-certificate="$CA" $(urls)
-    done
-}
-
 @test "unaffected: a statically linked OpenSSL program, unharmed" {
     local v
     for v in 13 12; do

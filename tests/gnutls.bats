@@ -1,0 +1,447 @@
+#!/usr/bin/env bats
+# GnuTLS clients under the shim: an unmodified GnuTLS program resumes, in
+# one process and across processes through the store, and never more than
+# it may. GnuTLS verifies nothing again on a resumed handshake when the
+# program asked it to verify during the handshake, nor runs a verify
+# callback, so a session offered to the wrong connection would show as a
+# connection that succeeds where it must fail: every trust test here runs
+# the same client without and with the shim and wants the same verdicts.
+# Judged by the servers' logs (nginx's $ssl_session_reused, the identities
+# tests/bin/pskserver saw offered) and by the client's exit code and
+# verdicts, not by the shim's own counters.
+
+load helpers
+load gnutls
+
+setup_file() {
+    make_certs "$BATS_FILE_TMPDIR"
+    CA="$BATS_FILE_TMPDIR/ca.pem" CERT="$BATS_FILE_TMPDIR/server.pem"
+    KEY="$BATS_FILE_TMPDIR/server.key"
+    # A second, unrelated CA and a server certificate from it (the same
+    # names): trusted by nobody who trusts only the first.
+    mkdir -p "$BATS_FILE_TMPDIR/other"
+    make_certs "$BATS_FILE_TMPDIR/other"
+    OCA="$BATS_FILE_TMPDIR/other/ca.pem" OCERT="$BATS_FILE_TMPDIR/other/server.pem"
+    OKEY="$BATS_FILE_TMPDIR/other/server.key"
+    export CA CERT KEY OCA OCERT OKEY
+}
+
+setup() {
+    STORE="$BATS_TEST_TMPDIR/store"
+}
+
+# The test client without the shim, under it (memory only), and under it
+# with the store.
+gc() { timeout 120 "$GNUTLSCLIENT" "$@"; }
+gc_shim() { LD_PRELOAD="$PRELOAD" timeout 120 "$GNUTLSCLIENT" "$@"; }
+gc_stored() { RESUMESHIM_STORE="$STORE" LD_PRELOAD="$PRELOAD" timeout 120 "$GNUTLSCLIENT" "$@"; }
+
+# Lines of $output: connections that worked, that the client saw resumed.
+oks() { grep -c ' verify=ok$' <<< "$output" || true; }
+client_resumed() { grep -c '^conn=[0-9]* resumed=1 verify=ok$' <<< "$output" || true; }
+
+# verdicts CMD...: CMD's exit code and each connection's verdict, without
+# whether it resumed (which is what the shim changes), one line each.
+verdicts() {
+    local rc=0 out
+    out=$("$@" 2> /dev/null) || rc=$?
+    printf 'exit=%s\n' "$rc"
+    sed -n 's/^\(conn=[0-9]*\) resumed=[01] /\1 /p' <<< "$out" | sort -t= -k2 -n
+}
+
+# same_verdicts CMD-WITHOUT CMD-WITH ARGS...: the verdicts of the test
+# client run with ARGS by each are the same; sets $want to them.
+same_verdicts() {
+    local without="$1" with="$2"
+    shift 2
+    want=$(verdicts "$without" "$@")
+    run verdicts "$with" "$@"
+    assert_output "$want"
+}
+
+# pskserver's line for connection K (1-based): the identities it was
+# offered, or "-".
+offered_by() { sed -n "s/^conn=$1 .*offered=//p" "$SLOG"; }
+
+# Every other connection, 2, 4, ... of N, was offered nothing.
+evens_offered_nothing() {
+    local k
+    for k in $(seq 2 2 "$1"); do
+        assert_equal "conn $k: $(offered_by "$k")" "conn $k: -"
+    done
+}
+
+@test "one process, 10 connections, TLS 1.3 and 1.2, verified in the handshake and by hand: 0 resumed without the shim, 9 with it" {
+    start_nginx
+    local v mode
+    for v in 1.3 1.2; do
+        for mode in inhandshake byhand; do
+            local args=(--connect "127.0.0.1:$PORT" --cafile "$CA" --tls "$v" --verify "$mode"
+                        --count 10)
+            : > "$SLOG"
+            run gc "${args[@]}"
+            assert_success
+            assert_equal "$(oks)" 10
+            assert_equal "$(nginx_requests)" 10
+            assert_equal "$(nginx_resumed)" 0
+            : > "$SLOG"
+            run gc_shim "${args[@]}"
+            assert_success
+            assert_equal "$(oks)" 10
+            assert_equal "$(nginx_requests)" 10
+            assert_equal "$(nginx_resumed)" 9
+            assert_equal "$(grep -c " TLSv$v " "$SLOG")" 10
+            # GnuTLS says so too
+            assert_equal "$(client_resumed)" 9
+        done
+    done
+}
+
+@test "a verify callback: never offered a session, every connection verified by it" {
+    start_nginx
+    local v
+    for v in 1.3 1.2; do
+        : > "$SLOG"
+        run gc_shim --connect "127.0.0.1:$PORT" --cafile "$CA" --tls "$v" --verify callback \
+            --count 10
+        assert_success
+        assert_equal "$(oks)" 10
+        assert_line "connections=10 resumed=0 failed=0 callback_calls=10"
+        assert_equal "$(nginx_requests)" 10
+        assert_equal "$(nginx_resumed)" 0
+    done
+}
+
+@test "a session the program sets itself (--keep) is left alone, even with a verify callback" {
+    start_nginx
+    local v mode
+    for v in 1.3 1.2; do
+        for mode in inhandshake callback; do
+            : > "$SLOG"
+            run gc_shim --connect "127.0.0.1:$PORT" --cafile "$CA" --tls "$v" --verify "$mode" \
+                --count 10 --keep
+            assert_success
+            assert_equal "$(oks)" 10
+            # as without the shim: the program resumes its own session, and
+            # its callback ran on the one full handshake only
+            assert_equal "$(nginx_resumed)" 9
+            [ "$mode" != callback ] ||
+                assert_line "connections=10 resumed=9 failed=0 callback_calls=1"
+        done
+    done
+}
+
+@test "GNUTLS_NO_TICKETS (as libcurl-gnutls sets it): resumed in TLS 1.3 under the shim" {
+    start_nginx
+    : > "$SLOG"
+    run gc --connect "127.0.0.1:$PORT" --cafile "$CA" --tls 1.3 --no-tickets --count 10
+    assert_success
+    assert_equal "$(nginx_resumed)" 0
+    : > "$SLOG"
+    run gc_shim --connect "127.0.0.1:$PORT" --cafile "$CA" --tls 1.3 --no-tickets --count 10
+    assert_success
+    assert_equal "$(oks)" 10
+    assert_equal "$(nginx_requests)" 10
+    assert_equal "$(nginx_resumed)" 9
+}
+
+@test "4 threads, 40 connections: no TLS 1.3 ticket offered twice" {
+    start_psk --tls13
+    run gc_shim --connect "127.0.0.1:$PORT" --cafile "$CA" --threads 4 --count 40
+    assert_success
+    assert_equal "$(oks)" 40
+    assert_equal "$(connections)" 40
+    run offered_twice
+    assert_output ""
+    # pskserver serves one connection at a time, two tickets each: the
+    # threads' first connections may find none yet, the rest resume
+    [ "$(resumed)" -ge 30 ] || fail "resumed $(resumed) of 40"
+    # and against nginx, the resumptions as it counts them
+    start_nginx
+    run gc_shim --connect "127.0.0.1:$PORT" --cafile "$CA" --threads 4 --count 40
+    assert_success
+    assert_equal "$(oks)" 40
+    assert_equal "$(nginx_requests)" 40
+    [ "$(nginx_resumed)" -ge 30 ] || fail "nginx resumed $(nginx_resumed) of 40"
+}
+
+@test "4 processes at once through the store: no TLS 1.3 ticket offered twice, across processes" {
+    start_psk --tls13
+    run gc_stored --connect "127.0.0.1:$PORT" --cafile "$CA" --count 4
+    assert_success
+    local pids=() i rc
+    for i in 1 2 3 4; do
+        gc_stored --connect "127.0.0.1:$PORT" --cafile "$CA" --count 6 \
+            > "$BATS_TEST_TMPDIR/out.$i" 2>&1 &
+        pids+=($!)
+    done
+    for i in "${pids[@]}"; do
+        rc=0
+        wait "$i" || rc=$?
+        assert_equal "exit $rc" "exit 0"
+    done
+    assert_equal "$(cat "$BATS_TEST_TMPDIR"/out.* | grep -c ' verify=ok$')" 24
+    assert_equal "$(connections)" 28
+    run offered_twice
+    assert_output ""
+    [ "$(resumed)" -ge 20 ] || fail "resumed $(resumed) of 28"
+}
+
+# In one process, connections alternating between two configurations, A
+# (first) and B: B's verdicts under the shim are those without it, and B
+# is never offered what A earned (pskserver saw nothing offered on B's
+# connections) while A resumes.
+@test "one process, alternating trust files (another CA): verdicts as without the shim; checked in the handshake, nothing offered to the other" {
+    local v mode
+    for v in 1.3 1.2; do
+        for mode in inhandshake byhand; do
+            start_psk --tls1${v#1.}
+            same_verdicts gc gc_shim --connect "127.0.0.1:$PORT" --cafiles "$CA,$OCA" \
+                --verify "$mode" --count 10
+            assert_line "exit=1"
+            assert_line "conn=1 verify=fail"
+            assert_line "conn=8 verify=ok"
+            # Checked during the handshake, which a resumption skips: the
+            # second run, under the shim, is pskserver's 11th to 20th.
+            if [ "$mode" = inhandshake ]; then
+                evens_offered_nothing 20
+                assert_equal "$(resumed)" 4
+            fi
+        done
+    done
+}
+
+# A program checking by hand re-judges a resumed session's certificates
+# against what it trusts now, so the verdicts above hold either way; still,
+# a session earned under one trust set offered to a connection under
+# another is a resumption that fails after the handshake, and in TLS 1.3 a
+# ticket spent.
+@test "verified by hand: a session earned trusting one CA is not offered to a connection trusting another" {
+    local v
+    for v in 1.3 1.2; do
+        start_psk --tls1${v#1.}
+        run gc_shim --connect "127.0.0.1:$PORT" --cafiles "$CA,$OCA" --verify byhand --count 10
+        assert_failure
+        evens_offered_nothing 10
+        assert_equal "$(resumed)" 4
+    done
+    # across processes, and the first run's sessions are still there
+    start_nginx
+    for v in 1.3 1.2; do
+        across --cafile "$CA" --tls "$v" --verify byhand -- \
+            --cafile "$OCA" --tls "$v" --verify byhand -- \
+            --cafile "$CA" --tls "$v" --verify byhand
+    done
+}
+
+@test "one process, alternating names (wrong.example): verdicts as without the shim, nothing offered to the other" {
+    local v mode
+    for v in 1.3 1.2; do
+        for mode in inhandshake byhand; do
+            start_psk --tls1${v#1.}
+            same_verdicts gc gc_shim --connect "127.0.0.1:$PORT" --cafile "$CA" \
+                --names localhost,wrong.example --verify "$mode" --count 10
+            assert_line "exit=1"
+            assert_line "conn=1 verify=fail"
+            assert_line "conn=8 verify=ok"
+            evens_offered_nothing 20
+            assert_equal "$(resumed)" 4
+        done
+    done
+}
+
+@test "one process, a callback pinning another certificate: every connection fails, as without the shim" {
+    start_nginx
+    same_verdicts gc gc_shim --connect "127.0.0.1:$PORT" --cafile "$CA" --verify callback \
+        --pin "$OCERT" --count 10
+    assert_line "exit=1"
+    refute_line --partial "verify=ok"
+    assert_equal "$(nginx_requests)" 0
+}
+
+# across ARGS-EARN -- ARGS-JUDGE -- ARGS-CONTROL: with a fresh store, a run
+# with ARGS-EARN earns sessions; a run with ARGS-JUDGE then reaches the
+# verdicts it reaches without the shim; a run with ARGS-CONTROL (when given)
+# then resumes its first connection from what the first run left, as the
+# server ($SLOG, nginx) logs it: the store held sessions, and the judged run
+# was not offered them. All against 127.0.0.1:$PORT.
+across() {
+    local earn=() judge=() control=()
+    while [ "$1" != -- ]; do earn+=("$1"); shift; done
+    shift
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do judge+=("$1"); shift; done
+    [ $# -gt 0 ] && shift
+    control=("$@")
+    rm -rf "$STORE"
+    run gc_stored --connect "127.0.0.1:$PORT" "${earn[@]}" --count 3
+    assert_success
+    same_verdicts gc gc_stored --connect "127.0.0.1:$PORT" "${judge[@]}" --count 3
+    if [ ${#control[@]} -gt 0 ]; then
+        : > "$SLOG"
+        run gc_stored --connect "127.0.0.1:$PORT" "${control[@]}" --count 1
+        assert_success
+        assert_equal "$(nginx_requests)" 1
+        assert_equal "$(nginx_resumed)" 1
+    fi
+}
+
+@test "across processes, another CA: sessions earned trusting one do not pass a run trusting the other" {
+    start_nginx
+    local v mode control
+    for v in 1.3 1.2; do
+        for mode in inhandshake byhand; do
+            # the store still holds the first run's sessions after the
+            # second (checked by hand: see the test above)
+            control=(--cafile "$CA" --tls "$v" --verify "$mode")
+            [ "$mode" = inhandshake ] || control=()
+            across --cafile "$CA" --tls "$v" --verify "$mode" -- \
+                --cafile "$OCA" --tls "$v" --verify "$mode" -- "${control[@]}"
+            assert_equal "$want" "$(printf 'exit=1\nconn=0 verify=fail\nconn=1 verify=fail\nconn=2 verify=fail')"
+        done
+    done
+}
+
+@test "across processes, another name: sessions earned for localhost are not offered to wrong.example" {
+    start_nginx
+    local v mode
+    for v in 1.3 1.2; do
+        for mode in inhandshake byhand; do
+            across --cafile "$CA" --name localhost --tls "$v" --verify "$mode" -- \
+                --cafile "$CA" --name wrong.example --tls "$v" --verify "$mode" -- \
+                --cafile "$CA" --name localhost --tls "$v" --verify "$mode"
+            assert_equal "$want" "$(printf 'exit=1\nconn=0 verify=fail\nconn=1 verify=fail\nconn=2 verify=fail')"
+        done
+    done
+}
+
+@test "across processes, verification off then on: a server of another CA still fails" {
+    # nginx with the other CA's certificate: the client trusts only the
+    # first CA, and with verification off it connects all the same.
+    local d
+    d=$(mktemp -d "$BATS_TEST_TMPDIR/nginx-other.XXXX")
+    nginx_start "$d" "$OCERT" "$OKEY"
+    echo "$NGINX_PID" >> "$BATS_TEST_TMPDIR/pids"
+    export PORT SLOG
+    local v mode
+    for v in 1.3 1.2; do
+        for mode in inhandshake byhand callback; do
+            across --cafile "$CA" --tls "$v" --verify none -- \
+                --cafile "$CA" --tls "$v" --verify "$mode"
+            assert_equal "$want" "$(printf 'exit=1\nconn=0 verify=fail\nconn=1 verify=fail\nconn=2 verify=fail')"
+        done
+    done
+}
+
+@test "across processes, a callback pinning another certificate fails every connection, as without the shim" {
+    start_nginx
+    local v earn
+    for v in 1.3 1.2; do
+        for earn in inhandshake callback; do
+            across --cafile "$CA" --tls "$v" --verify "$earn" -- \
+                --cafile "$CA" --tls "$v" --verify callback --pin "$OCERT"
+            assert_equal "$want" "$(printf 'exit=1\nconn=0 verify=fail\nconn=1 verify=fail\nconn=2 verify=fail')"
+        done
+    done
+    # pinning the server's own certificate: it connects, and the callback
+    # ran on every connection (none was resumed)
+    run gc_stored --connect "127.0.0.1:$PORT" --cafile "$CA" --verify callback --pin "$CERT" \
+        --count 3
+    assert_success
+    assert_line "connections=3 resumed=0 failed=0 callback_calls=3"
+}
+
+@test "across processes, the store: a GnuTLS program run once per request resumes runs 2 to 10" {
+    start_nginx
+    local v mode i
+    for v in 1.3 1.2; do
+        for mode in inhandshake byhand; do
+            rm -rf "$STORE"
+            : > "$SLOG"
+            for i in $(seq 10); do
+                run gc_stored --connect "127.0.0.1:$PORT" --name localhost --cafile "$CA" \
+                    --tls "$v" --verify "$mode"
+                assert_success
+                assert_output --partial "verify=ok"
+            done
+            assert_equal "$(nginx_requests)" 10
+            assert_equal "$(nginx_resumed)" 9
+            assert_equal "$(grep -c "^[r.] TLSv$v localhost$" "$SLOG")" 10
+        done
+    done
+}
+
+@test "never across libraries: OpenSSL's sessions in the store are not offered to a GnuTLS program, nor the reverse" {
+    start_nginx
+    local v
+    for v in 1.3 1.2; do
+        # OpenSSL first
+        rm -rf "$STORE"
+        : > "$SLOG"
+        run env RESUMESHIM_STORE="$STORE" LD_PRELOAD="$PRELOAD" timeout 60 "$CLIENT" \
+            --tls1${v#1.} --cafile "$CA" --sni localhost --verify-host localhost --n 3 "$PORT"
+        assert_success
+        [ "$(nginx_requests)" -eq 3 ]
+        : > "$SLOG"
+        run gc_stored --connect "127.0.0.1:$PORT" --name localhost --cafile "$CA" --tls "$v" \
+            --count 3
+        assert_success
+        assert_equal "$(nginx_requests)" 3
+        assert_equal "$(head -1 "$SLOG")" ". TLSv$v localhost"
+        # what OpenSSL left is still there, for OpenSSL
+        : > "$SLOG"
+        run env RESUMESHIM_STORE="$STORE" LD_PRELOAD="$PRELOAD" timeout 60 "$CLIENT" \
+            --tls1${v#1.} --cafile "$CA" --sni localhost --verify-host localhost "$PORT"
+        assert_success
+        assert_equal "$(head -1 "$SLOG")" "r TLSv$v localhost"
+        # GnuTLS first
+        rm -rf "$STORE"
+        run gc_stored --connect "127.0.0.1:$PORT" --name localhost --cafile "$CA" --tls "$v" \
+            --count 3
+        assert_success
+        : > "$SLOG"
+        run env RESUMESHIM_STORE="$STORE" LD_PRELOAD="$PRELOAD" timeout 60 "$CLIENT" \
+            --tls1${v#1.} --cafile "$CA" --sni localhost --verify-host localhost --n 3 "$PORT"
+        assert_success
+        assert_equal "$(nginx_requests)" 3
+        assert_equal "$(head -1 "$SLOG")" ". TLSv$v localhost"
+        : > "$SLOG"
+        run gc_stored --connect "127.0.0.1:$PORT" --name localhost --cafile "$CA" --tls "$v"
+        assert_success
+        assert_equal "$(head -1 "$SLOG")" "r TLSv$v localhost"
+    done
+}
+
+@test "RESUMESHIM_DISABLE=1: nothing resumed, in one process or through the store" {
+    start_nginx
+    local v i
+    for v in 1.3 1.2; do
+        : > "$SLOG"
+        run env RESUMESHIM_DISABLE=1 LD_PRELOAD="$PRELOAD" timeout 120 "$GNUTLSCLIENT" \
+            --connect "127.0.0.1:$PORT" --cafile "$CA" --tls "$v" --count 10
+        assert_success
+        assert_equal "$(oks)" 10
+        rm -rf "$STORE"
+        for i in 1 2 3; do
+            run env RESUMESHIM_DISABLE=1 RESUMESHIM_STORE="$STORE" LD_PRELOAD="$PRELOAD" \
+                timeout 60 "$GNUTLSCLIENT" --connect "127.0.0.1:$PORT" --cafile "$CA" --tls "$v"
+            assert_success
+        done
+        assert_equal "$(nginx_requests)" 13
+        assert_equal "$(nginx_resumed)" 0
+    done
+}
+
+@test "the program's output is unchanged: the shim writes nothing on stdout, even logging everything" {
+    start_nginx
+    local d="$BATS_TEST_TMPDIR"
+    gc --connect "127.0.0.1:$PORT" --cafile "$CA" --count 5 > "$d/out0" 2> /dev/null
+    RESUMESHIM_LOG=debug RESUMESHIM_STATS=1 RESUMESHIM_STORE="$STORE" LD_PRELOAD="$PRELOAD" \
+        "$GNUTLSCLIENT" --connect "127.0.0.1:$PORT" --cafile "$CA" --count 5 \
+        > "$d/out1" 2> "$d/err1"
+    # the same lines, but for whether each connection resumed
+    run diff <(sed 's/ resumed=[01] / /' "$d/out0") <(sed 's/ resumed=[01] / /' "$d/out1")
+    assert_success
+    assert_equal "$(grep -c 'resumed=1' "$d/out1")" 4
+    # it did run, and said so where it may
+    grep -q '^resumeshim\[' "$d/err1"
+}
