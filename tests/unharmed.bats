@@ -28,22 +28,33 @@ same_without_and_with() {
     same_without_and_with bash -c 'echo hi; exit 3'
 }
 
-@test "wget (GnuTLS, out of the shim's reach) fetches as without it" {
+@test "wget (GnuTLS) fetches as without it" {
     start_psk
     same_without_and_with wget -q -O - --ca-certificate="$CA" "https://localhost:$PORT/"
     run cat "$BATS_TEST_TMPDIR/out1"
     assert_output ok
 }
 
-@test "only the hooks are exported, under OPENSSL_3.0.0" {
+@test "only the hooks are exported, under OPENSSL_3.0.0 and GnuTLS's own versions" {
     run sh -c "nm -D --defined-only '$SHIM' | awk '{print \$3}' | sort"
     expected=$(sed -n 's/^HOOK([^,]*, *\([A-Za-z0-9_]*\),.*/\1@@OPENSSL_3.0.0/p' \
-        "$ROOT/shim/openssl/hooks.def" | sort; echo OPENSSL_3.0.0)
+        "$ROOT/shim/openssl/hooks.def"
+        sed -n 's/^GHOOK([^,]*, *\([a-z0-9_]*\),.*, *\(GNUTLS_[0-9_]*\))$/\1@@\2/p' \
+        "$ROOT/shim/gnutls/hooks.def"
+        printf '%s\n' OPENSSL_3.0.0 GNUTLS_3_4 GNUTLS_3_6_3)
     assert_equal "$output" "$(echo "$expected" | sort)"
-    # and the shim does not pull libssl into programs that do not use it
+    # each GnuTLS hook under the version GnuTLS itself exports it under
+    run sh -c "objdump -T /usr/lib/x86_64-linux-gnu/libgnutls.so.30 | awk '\$NF ~ /^gnutls_/ {print \$NF\"@@\"\$(NF-1)}' | sort"
+    local theirs="$output" hook
+    for hook in $(sed -n 's/^GHOOK([^,]*, *\([a-z0-9_]*\),.*, *\(GNUTLS_[0-9_]*\))$/\1@@\2/p' \
+        "$ROOT/shim/gnutls/hooks.def"); do
+        grep -qx "$hook" <<< "$theirs" || fail "$hook is not how GnuTLS exports it"
+    done
+    # and the shim pulls no TLS library into programs that do not use one
     run sh -c "readelf -d '$SHIM' | grep NEEDED"
     refute_output --partial libssl
     refute_output --partial libcrypto
+    refute_output --partial libgnutls
 }
 
 # build_foreign DIR: DIR/foreign.so, a module linked to a renamed copy of

@@ -73,9 +73,9 @@ void cred_trust(const void *cred, char kind, const void *data, size_t len)
         if (gsession_sha256(buf, 33 + sizeof len + len, md))
             memcpy(c->v.trust, md, 32);
         else
-            c->v.trust_unknown = true;
+            c->v.trust_inexact = true;
     } else if (c != NULL) {
-        c->v.trust_unknown = true;
+        c->v.trust_inexact = true;
     }
     pthread_mutex_unlock(&lock);
     free(buf);
@@ -88,7 +88,8 @@ void cred_trust_file(const void *cred, char kind, const char *path)
     bool found = path != NULL && stat(path, &st) == 0;
     errno = saved;
     if (!found) {
-        cred_trust_unknown(cred);
+        cred_trust(cred, kind, path != NULL ? path : "", path != NULL ? strlen(path) : 0);
+        cred_trust_inexact(cred);
         return;
     }
     size_t plen = strlen(path);
@@ -96,7 +97,7 @@ void cred_trust_file(const void *cred, char kind, const char *path)
                      (int64_t)st.st_mtim.tv_sec, (int64_t)st.st_mtim.tv_nsec};
     unsigned char *buf = malloc(sizeof id + plen);
     if (buf == NULL) {
-        cred_trust_unknown(cred);
+        cred_trust_inexact(cred);
         return;
     }
     memcpy(buf, id, sizeof id);
@@ -105,12 +106,12 @@ void cred_trust_file(const void *cred, char kind, const char *path)
     free(buf);
 }
 
-void cred_trust_unknown(const void *cred)
+void cred_trust_inexact(const void *cred)
 {
     pthread_mutex_lock(&lock);
     struct cred_state *c = find(cred);
     if (c != NULL)
-        c->v.trust_unknown = true;
+        c->v.trust_inexact = true;
     pthread_mutex_unlock(&lock);
 }
 

@@ -12,7 +12,10 @@
 
 struct cred_view {
     unsigned char trust[32];
-    bool trust_unknown; /* trust the shim cannot digest (a directory, objects) */
+    /* The digest does not pin the trust's content (a directory, whose
+     * files may change without it; objects): enough to tell trust sets
+     * apart, not to stand in for a check a resumption skips. */
+    bool trust_inexact;
     bool callback;      /* a verify or client-certificate callback */
     unsigned max_bits, max_depth;
 };
@@ -25,7 +28,7 @@ void cred_trust(const void *cred, char kind, const void *data, size_t len);
 /* Trust given as a file: its name and identity (device, inode, size,
  * modification time), which change whenever its content does. */
 void cred_trust_file(const void *cred, char kind, const char *path);
-void cred_trust_unknown(const void *cred);
+void cred_trust_inexact(const void *cred);
 enum cred_cb { CB_VERIFY, CB_RETRIEVE };
 void cred_callback(const void *cred, enum cred_cb which, bool set);
 void cred_limits(const void *cred, unsigned max_bits, unsigned max_depth);

@@ -289,29 +289,44 @@ TRUST_FILE_HOOK(gnutls_certificate_set_x509_crl_file, 'R')
 TRUST_MEM_HOOK(gnutls_certificate_set_x509_trust_mem, 'M')
 TRUST_MEM_HOOK(gnutls_certificate_set_x509_crl_mem, 'm')
 
-/* Trust given as objects or a directory (its files load as they are, and
- * may change without the directory changing) is not digested: a check in
- * the handshake under it never resumes. */
-#define UNKNOWN_TRUST_HOOK(name, type, list, ntype)                            \
-    EXPORT int name(gnutls_certificate_credentials_t cred, type list, ntype n) \
+/* Trust given as a directory (its files load as they are, and may change
+ * without the directory changing) or as objects is digested by what tells
+ * it apart (the directory's identity, the number of objects), not by
+ * content: a check in the handshake under it never resumes. */
+EXPORT int gnutls_certificate_set_x509_trust_dir(gnutls_certificate_credentials_t cred,
+                                                 const char *dir, gnutls_x509_crt_fmt_t type)
+{
+    REAL_OR(gnutls_certificate_set_x509_trust_dir, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    int r = gtls_gnutls_certificate_set_x509_trust_dir(cred, dir, type);
+    if (gshim_active()) {
+        cred_trust_file(cred, 'D', dir);
+        cred_trust_inexact(cred);
+    }
+    return r;
+}
+
+#define OBJECTS_HOOK(name, type, kind)                                         \
+    EXPORT int name(gnutls_certificate_credentials_t cred, type *list, int n)  \
     {                                                                          \
         REAL_OR(name, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);                    \
         int r = gtls_##name(cred, list, n);                                    \
-        if (gshim_active())                                                    \
-            cred_trust_unknown(cred);                                          \
+        if (gshim_active()) {                                                  \
+            cred_trust(cred, kind, &n, sizeof n);                              \
+            cred_trust_inexact(cred);                                          \
+        }                                                                      \
         return r;                                                              \
     }
-UNKNOWN_TRUST_HOOK(gnutls_certificate_set_x509_trust_dir, const char *, dir,
-                   gnutls_x509_crt_fmt_t)
-UNKNOWN_TRUST_HOOK(gnutls_certificate_set_x509_trust, gnutls_x509_crt_t *, list, int)
-UNKNOWN_TRUST_HOOK(gnutls_certificate_set_x509_crl, gnutls_x509_crl_t *, list, int)
+OBJECTS_HOOK(gnutls_certificate_set_x509_trust, gnutls_x509_crt_t, 'X')
+OBJECTS_HOOK(gnutls_certificate_set_x509_crl, gnutls_x509_crl_t, 'x')
 
 EXPORT void gnutls_certificate_set_trust_list(gnutls_certificate_credentials_t res,
                                               gnutls_x509_trust_list_t tlist, unsigned flags)
 {
     REAL_OR_VOID(gnutls_certificate_set_trust_list, GNUTLS_3_4);
-    if (gshim_active())
-        cred_trust_unknown(res);
+    if (gshim_active()) {
+        cred_trust(res, 'L', "", 0);
+        cred_trust_inexact(res);
+    }
     gtls_gnutls_certificate_set_trust_list(res, tlist, flags);
 }
 

@@ -11,12 +11,14 @@
  *   may negotiate;
  * - the credentials' verification flags and limits, and the client
  *   certificate (a digest of the first one; none chosen by callback);
+ * - the digest of every trust input (cred.c);
  * - for a session whose check runs inside the handshake, which a
  *   resumption skips: the name or data and flags given to
- *   gnutls_session_set_verify_cert(2), and the digest of every trust input
- *   (cred.c). A check by hand (gnutls_certificate_verify_peers*) runs
+ *   gnutls_session_set_verify_cert(2), and a trust digest that pins the
+ *   content. A check by hand (gnutls_certificate_verify_peers*) runs
  *   again on the resumed session's certificates, against whatever the
- *   program trusts then, and needs none of it.
+ *   program trusts then: the trust is in its key only so that a ticket is
+ *   not spent on a connection that would refuse it.
  * A verify callback, on the credentials or the session, is never asked on
  * resumption: such a connection has no key. */
 #include <string.h>
@@ -56,13 +58,15 @@ static void put_cred(struct key *k, gnutls_session_t s, const struct gsettings *
         key_put(k, 'k', md, sizeof md);
     else
         key_fail(k);
+    /* A check by hand would refuse a session earned under other trust, but
+     * a TLS 1.3 ticket offered to it would be spent for nothing. */
+    key_put(k, 'T', v.trust, sizeof v.trust);
     if (!set->verify_set)
         return;
-    if (v.trust_unknown) {
+    if (v.trust_inexact) {
         key_fail(k);
         return;
     }
-    key_put(k, 'T', v.trust, sizeof v.trust);
     key_put(k, 'V', set->verify_md, sizeof set->verify_md);
     key_put_num(k, 'v', set->verify_flags);
 }
