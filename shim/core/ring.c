@@ -30,6 +30,7 @@
 #include "log.h"
 #include "ring.h"
 #include "store.h"
+#include "util.h"
 
 #define SLOTS 4
 #define KEYFILE "ticket-keys"
@@ -174,11 +175,6 @@ static bool number(const char *text, const char **end, int64_t *out)
     return true;
 }
 
-static int hex_digit(char c)
-{
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 static bool parse_line(const char *line, size_t len, int64_t *period, int64_t *epoch,
                        unsigned char secret[32])
 {
@@ -188,12 +184,8 @@ static bool parse_line(const char *line, size_t len, int64_t *period, int64_t *e
         return false;
     memcpy(text, line, len);
     text[len] = '\0';
-    bool ok = number(text, &p, period) && number(p, &p, epoch) && strlen(p) == 64;
-    for (int i = 0; ok && i < 32; i++) {
-        int hi = hex_digit(p[2 * i]), lo = hex_digit(p[2 * i + 1]);
-        ok = hi >= 0 && lo >= 0;
-        secret[i] = (unsigned char)(hi << 4 | lo);
-    }
+    bool ok = number(text, &p, period) && number(p, &p, epoch) && strlen(p) == 64 &&
+              hex_decode(p, 32, secret);
     explicit_bzero(text, sizeof text);
     return ok;
 }
@@ -201,8 +193,8 @@ static bool parse_line(const char *line, size_t len, int64_t *period, int64_t *e
 static size_t put_line(char *out, int64_t period, int64_t epoch, const unsigned char secret[32])
 {
     size_t n = (size_t)sprintf(out, "%lld %lld ", (long long)period, (long long)epoch);
-    for (int i = 0; i < 32; i++)
-        n += (size_t)sprintf(out + n, "%02x", secret[i]);
+    hex_encode(secret, 32, out + n);
+    n += 64;
     out[n++] = '\n';
     return n;
 }

@@ -36,10 +36,26 @@ bool parse_long(const char *s, long lo, long hi, long *out)
     return true;
 }
 
+static int hex_digit(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+bool hex_decode(const char *s, size_t n, unsigned char *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        int hi = hex_digit(s[2 * i]), lo = hex_digit(s[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return false;
+        out[i] = (unsigned char)(hi << 4 | lo);
+    }
+    return true;
+}
+
 bool is_hex(const char *s, size_t len)
 {
     for (size_t i = 0; i < len; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+        if (hex_digit(s[i]) < 0)
             return false;
     return true;
 }

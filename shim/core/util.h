@@ -14,6 +14,9 @@ void hex_encode(const unsigned char *in, size_t n, char *out);
 bool parse_long(const char *s, long lo, long hi, long *out);
 /* A run of lowercase hex digits. */
 bool is_hex(const char *s, size_t len);
+/* n bytes from 2 * n lowercase hex digits; false (out undefined) on any
+ * other character. */
+bool hex_decode(const char *s, size_t n, unsigned char *out);
 
 /* The depth of TLS calls this thread is inside (hooks nest: libssl calls
  * its own exports, and a judge may run a handshake of its own): what the

@@ -225,7 +225,7 @@ EXPORT int SSL_CTX_set_session_id_context(SSL_CTX *ctx, const unsigned char *sid
     bool on = shim_active();
     int r = ossl_SSL_CTX_set_session_id_context(ctx, sid, len);
     if (on && r == 1)
-        record_sid(ctx_recorded(ctx), sid, len);
+        settings_set_sid(ctx_recorded(ctx), sid, len);
     return r;
 }
 
@@ -235,7 +235,7 @@ EXPORT int SSL_set_session_id_context(SSL *s, const unsigned char *sid, unsigned
     bool on = shim_active();
     int r = ossl_SSL_set_session_id_context(s, sid, len);
     if (on && r == 1)
-        record_sid(settings_of(s), sid, len);
+        settings_set_sid(settings_of(s), sid, len);
     return r;
 }
 
@@ -247,7 +247,7 @@ EXPORT int SSL_set_session_id_context(SSL *s, const unsigned char *sid, unsigned
         bool on = shim_active();                                               \
         int r = ossl_##name(obj, value);                                       \
         if (on && r == 1)                                                      \
-            record_int(recorded(obj), which, value);                           \
+            settings_set_int(recorded(obj), which, value);                           \
         return r;                                                              \
     }
 

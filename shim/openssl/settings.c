@@ -49,7 +49,7 @@ const struct recorded *settings_peek(const SSL *s)
     return index_ >= 0 ? R(SSL_get_ex_data)(s, index_) : NULL;
 }
 
-void record_sid(struct recorded *r, const unsigned char *sid, unsigned len)
+void settings_set_sid(struct recorded *r, const unsigned char *sid, unsigned len)
 {
     if (r != NULL && len <= sizeof r->sid) {
         memcpy(r->sid, sid, len);
@@ -58,7 +58,7 @@ void record_sid(struct recorded *r, const unsigned char *sid, unsigned len)
     }
 }
 
-void record_int(struct recorded *r, enum setting which, int value)
+void settings_set_int(struct recorded *r, enum setting which, int value)
 {
     if (r == NULL)
         return;

@@ -27,8 +27,8 @@ struct recorded {
 enum setting { SET_PURPOSE, SET_TRUST };
 
 void settings_init(void);
-void record_sid(struct recorded *r, const unsigned char *sid, unsigned len);
-void record_int(struct recorded *r, enum setting which, int value);
+void settings_set_sid(struct recorded *r, const unsigned char *sid, unsigned len);
+void settings_set_int(struct recorded *r, enum setting which, int value);
 /* A connection's own settings: made on first use (NULL when they cannot
  * be), or only looked at (NULL: none). SSL_clear keeps them; SSL_dup
  * copies them. */

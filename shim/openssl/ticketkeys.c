@@ -54,8 +54,8 @@ static bool cached(const unsigned char conf[32], int64_t epoch, uint64_t gen,
 }
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static pthread_key_t cache_key;
-static bool cache_key_made;
+static pthread_key_t wiper;
+static bool wiper_made;
 
 /* A thread that ends leaves its cache behind in memory that the next
  * thread reuses: wiped on the way out. */
@@ -66,14 +66,14 @@ static void cache_wipe(void *c)
 
 static void make_key(void)
 {
-    cache_key_made = pthread_key_create(&cache_key, cache_wipe) == 0;
+    wiper_made = pthread_key_create(&wiper, cache_wipe) == 0;
 }
 
 static void cache_add(const unsigned char conf[32], int64_t epoch, uint64_t gen,
                       const struct ticket_key *k)
 {
     pthread_once(&once, make_key);
-    if (!cache_key_made || pthread_setspecific(cache_key, cache) != 0)
+    if (!wiper_made || pthread_setspecific(wiper, cache) != 0)
         return; /* not cached where it could not be wiped */
     struct cached *c = &cache[cache_next++ % CACHED];
     *c = (struct cached){gen, ring_period(), epoch, {0}, *k};
