@@ -242,8 +242,10 @@ void gconn_after(gnutls_session_t s, int ret)
     c->born = resumed && c->offered.sess != NULL ? c->offered.born : time(NULL);
     if (resumed && c->offered.sess == NULL)
         c->refused = true;
+    /* A resumed session's certificate is its session's: so is its bound
+     * (decoding the certificate again cost a tenth of a resumption). */
+    c->until = resumed && c->offered.sess != NULL ? c->offered.expires : peer_until(s);
     pooled_free(&c->offered);
-    c->until = peer_until(s);
     if (c->key.len != 0 && !c->refused && G(gnutls_protocol_get_version)(s) != GNUTLS_TLS1_3)
         take_data(c);
 }
