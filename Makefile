@@ -34,7 +34,7 @@ OBJS := $(SRCS:shim/%.c=build/obj/%.o)
 HDRS := $(wildcard include/*.h shim/*/*.h shim/*/*.def)
 TESTBIN := tests/bin/client tests/bin/pskserver tests/bin/fuzzstore tests/bin/delayrelay \
            tests/bin/lifecycle tests/bin/vhostserver tests/bin/vhostclient tests/bin/policyserver \
-           tests/bin/gnutlsclient tests/bin/unit
+           tests/bin/gnutlsclient tests/bin/dualclient tests/bin/unit
 
 all: libresumeshim.so
 
@@ -87,6 +87,10 @@ tests/bin/%: tests/%.c | tests/bin
 # The GnuTLS test client: a program of the second backend.
 tests/bin/gnutlsclient: tests/gnutlsclient.c | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lgnutls -lpthread
+
+# A program with both libraries.
+tests/bin/dualclient: tests/dualclient.c | tests/bin
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lssl -lcrypto -lgnutls
 
 tests/bin/pskserver tests/bin/vhostserver tests/bin/delayrelay tests/bin/policyserver: tests/listen.h
 tests/bin/client tests/bin/client-static tests/bin/pskserver: tests/libctx.h

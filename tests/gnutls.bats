@@ -411,6 +411,26 @@ across() {
     done
 }
 
+@test "one program with both libraries (tests/dualclient.c): each resumes its own sessions, none crosses" {
+    start_nginx
+    local n=5
+    run timeout 120 "$ROOT/tests/bin/dualclient" "$PORT" "$CA" "$n"
+    assert_success
+    assert_equal "$(nginx_requests)" $((2 * n))
+    assert_equal "$(nginx_resumed)" 0
+    : > "$SLOG"
+    run env LD_PRELOAD="$PRELOAD" timeout 120 "$ROOT/tests/bin/dualclient" "$PORT" "$CA" "$n"
+    assert_success
+    assert_equal "$(nginx_requests)" $((2 * n))
+    # Each library's first connection is a full handshake, whatever the
+    # other library holds by then; every later one resumes.
+    assert_equal "$(grep -c '^lib=openssl resumed=1$' <<< "$output")" $((n - 1))
+    assert_equal "$(grep -c '^lib=gnutls resumed=1$' <<< "$output")" $((n - 1))
+    assert_equal "$(sed -n '1p;2p' <<< "$output")" "lib=openssl resumed=0
+lib=gnutls resumed=0"
+    assert_equal "$(nginx_resumed)" $((2 * n - 2))
+}
+
 @test "RESUMESHIM_DISABLE=1: nothing resumed, in one process or through the store" {
     start_nginx
     local v i
