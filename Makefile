@@ -34,7 +34,7 @@ OBJS := $(SRCS:shim/%.c=build/obj/%.o)
 HDRS := $(wildcard include/*.h shim/*/*.h shim/*/*.def)
 TESTBIN := tests/bin/client tests/bin/pskserver tests/bin/fuzzstore tests/bin/delayrelay \
            tests/bin/lifecycle tests/bin/vhostserver tests/bin/vhostclient tests/bin/policyserver \
-           tests/bin/gnutlsclient tests/bin/dualclient tests/bin/unit
+           tests/bin/gnutlsclient tests/bin/dualclient tests/bin/verifyedge tests/bin/unit
 
 all: libresumeshim.so
 
@@ -85,7 +85,7 @@ tests/bin/%: tests/%.c | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lssl -lcrypto -lpthread
 
 # The GnuTLS test client: a program of the second backend.
-tests/bin/gnutlsclient: tests/gnutlsclient.c | tests/bin
+tests/bin/gnutlsclient tests/bin/verifyedge: tests/bin/%: tests/%.c | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lgnutls -lpthread
 
 # A program with both libraries.

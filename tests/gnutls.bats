@@ -411,6 +411,37 @@ across() {
     done
 }
 
+# edge MODE CA NAME MODE CA NAME: tests/bin/verifyedge's two connections
+# without and with the shim; the verdicts must be the same, and the second
+# connection must fail.
+edge() {
+    local want
+    run timeout 60 "$ROOT/tests/bin/verifyedge" "$PORT" "$@"
+    assert_line --index 1 --partial 'handshake=fail'
+    want=$(sed 's/ resumed=.*//' <<< "$output")
+    run env LD_PRELOAD="$PRELOAD" timeout 60 "$ROOT/tests/bin/verifyedge" "$PORT" "$@"
+    assert_equal "$(sed 's/ resumed=.*//' <<< "$output")" "$want"
+}
+
+@test "a check inside the handshake, set every way GnuTLS allows: no session passes a check it would fail" {
+    start_nginx
+    # a host name given as typed data of size 0 (a NUL-terminated string)
+    edge cert2 "$CA" localhost cert2 "$CA" wrong.example
+    # trust given through the credentials' own trust list
+    edge trustlist "$CA" localhost trustlist "$OCA" localhost
+    # a check set, then taken away (set_verify_function(NULL)), then a real one
+    edge unset "$OCA" localhost plain "$OCA" localhost
+    # the name changed in its buffer after the call (GnuTLS reads it in the handshake)
+    edge late "$CA" localhost plain "$CA" wrong.example
+    # and the ordinary way still resumes
+    run env LD_PRELOAD="$PRELOAD" timeout 60 "$ROOT/tests/bin/verifyedge" "$PORT" \
+        plain "$CA" localhost plain "$CA" localhost cert2 "$CA" localhost cert2 "$CA" localhost
+    assert_output "conn 1 handshake=ok resumed=0
+conn 2 handshake=ok resumed=1
+conn 3 handshake=ok resumed=0
+conn 4 handshake=ok resumed=1"
+}
+
 @test "one program with both libraries (tests/dualclient.c): each resumes its own sessions, none crosses" {
     start_nginx
     local n=5

@@ -21,6 +21,7 @@ struct gconn {
     struct gsettings set;
     struct key key;
     bool started, done, app_data, refused;
+    bool resumed_ours;     /* resumed from the session the shim offered */
     struct pooled offered; /* sess NULL: nothing offered */
     time_t born;           /* the verifying full handshake behind this one */
     time_t until;          /* the peer certificate's notAfter */
@@ -48,8 +49,10 @@ void gconn_init(const struct config *cfg)
     fork_guard(&lock);
 }
 
-/* A session is used by one thread at a time: the table's lock guards the
- * table only. */
+/* A session is used by one thread at a time; the table's lock guards the
+ * table, and the sessions a connection holds, which the exit flush reads
+ * from another thread. The pool's lock is never taken under it (a fork
+ * takes the pool's first). */
 static struct gconn *get(gnutls_session_t s)
 {
     struct gconn *c;
@@ -103,11 +106,15 @@ static void hold(struct gconn *c, const unsigned char *data, size_t len, bool tl
     time_t e = c->born + (max_age < MAX_LIFETIME ? max_age : MAX_LIFETIME);
     p.born = c->born;
     p.expires = c->until < e ? c->until : e;
+    struct pooled old = {0};
+    pthread_mutex_lock(&lock);
     if (c->n_held == (unsigned)pool_size)
-        pooled_free(&c->held[--c->n_held]);
+        old = c->held[--c->n_held];
     memmove(&c->held[1], &c->held[0], c->n_held * sizeof *c->held);
     c->held[0] = p;
     c->n_held++;
+    pthread_mutex_unlock(&lock);
+    pooled_free(&old);
 }
 
 /* What the connection earned goes to the pool once the program is done
@@ -158,12 +165,41 @@ void gconn_free(gnutls_session_t s)
         release(c);
 }
 
+/* What each live connection would publish is moved out under the lock,
+ * with a copy of its key (the connection may be freed meanwhile), and
+ * handed to the pool after it. */
+struct leftover {
+    struct leftover *next;
+    struct key key;
+    unsigned gen, n;
+    struct pooled *held;
+};
+
 void gconn_settle_all(void)
 {
     struct gconn *c, *tmp;
+    struct leftover *list = NULL;
     pthread_mutex_lock(&lock);
-    HASH_ITER(hh, conns, c, tmp) settle(c);
+    HASH_ITER(hh, conns, c, tmp) {
+        struct leftover *l = c->n_held > 0 ? malloc(sizeof *l) : NULL;
+        if (l == NULL || !c->done || c->refused || c->key.len == 0) {
+            free(l);
+            continue;
+        }
+        *l = (struct leftover){list, c->key, c->gen, c->n_held, c->held};
+        c->held = NULL;
+        c->n_held = 0;
+        list = l;
+    }
     pthread_mutex_unlock(&lock);
+    while (list != NULL) {
+        struct leftover *l = list;
+        list = l->next;
+        for (unsigned i = l->n; i-- > 0;)
+            pool_put(&l->key, l->held[i], l->gen);
+        free(l->held);
+        free(l);
+    }
 }
 
 static void offer(struct gconn *c)
@@ -174,8 +210,9 @@ static void offer(struct gconn *c)
         return;
     size_t len;
     const unsigned char *data = gsession_data(p.sess, &len);
+    /* Data GnuTLS will not take now it will not take later. */
     if (G(gnutls_session_set_data)(c->s, data, len) != 0) {
-        pool_return(&c->key, p, c->gen);
+        pooled_free(&p);
         return;
     }
     c->offered = p;
@@ -242,6 +279,7 @@ void gconn_after(gnutls_session_t s, int ret)
     c->born = resumed && c->offered.sess != NULL ? c->offered.born : time(NULL);
     if (resumed && c->offered.sess == NULL)
         c->refused = true;
+    c->resumed_ours = resumed && c->offered.sess != NULL;
     /* A resumed session's certificate is its session's: so is its bound
      * (decoding the certificate again cost a tenth of a resumption). */
     c->until = resumed && c->offered.sess != NULL ? c->offered.expires : peer_until(s);
@@ -292,24 +330,31 @@ bool gconn_app_hook(gnutls_session_t s, unsigned htype, int when, gnutls_handsha
  * cache of its own, wget does, but runs once per request never offers it). */
 static bool take_held(struct gconn *c, const void *mine, bool reserve)
 {
-    bool reserved = false;
+    struct pooled found[4];
+    unsigned n = 0;
+    pthread_mutex_lock(&lock);
     for (unsigned i = 0; c != NULL && i < c->n_held;) {
         if (!c->held[i].ops->is_tls13(c->held[i].sess) ||
-            !gtls_ops.same_ticket(c->held[i].sess, mine)) {
+            !gtls_ops.same_ticket(c->held[i].sess, mine) || n == sizeof found / sizeof *found) {
             i++;
             continue;
         }
-        if (reserve && !reserved && c->done && !c->refused &&
-            c->n_reserved < sizeof c->reserved / sizeof *c->reserved &&
-            gtls_ops.up_ref(c->held[i].sess)) {
-            c->reserved[c->n_reserved++] = c->held[i].sess;
-            pool_reserve(&c->key, c->held[i], c->gen);
-            reserved = true;
-        } else {
-            pooled_free(&c->held[i]);
-        }
+        found[n++] = c->held[i];
         memmove(&c->held[i], &c->held[i + 1], (c->n_held - i - 1) * sizeof *c->held);
         c->n_held--;
+    }
+    pthread_mutex_unlock(&lock);
+    bool reserved = false;
+    for (unsigned i = 0; i < n; i++) {
+        if (reserve && !reserved && c->done && !c->refused &&
+            c->n_reserved < sizeof c->reserved / sizeof *c->reserved &&
+            gtls_ops.up_ref(found[i].sess)) {
+            c->reserved[c->n_reserved++] = found[i].sess;
+            pool_reserve(&c->key, found[i], c->gen);
+            reserved = true;
+        } else {
+            pooled_free(&found[i]);
+        }
     }
     return reserved;
 }
@@ -320,7 +365,13 @@ static bool take_held(struct gconn *c, const void *mine, bool reserve)
 static void app_owns(gnutls_session_t s, const void *data, size_t size, bool offers)
 {
     struct gconn *c = get(s);
-    void *mine = data != NULL && size > 0 ? gsession_new(data, size, true) : NULL;
+    /* What a program takes from a TLS 1.2 session (reusable) or a TLS 1.3
+     * one before any ticket (4 bytes of placeholder, measured) is no
+     * ticket: it would only push real ones out of the disowned ring. */
+    if (data == NULL || size <= 4 ||
+        (!offers && G(gnutls_protocol_get_version)(s) != GNUTLS_TLS1_3))
+        return;
+    void *mine = gsession_new(data, size, true);
     if (mine == NULL)
         return;
     if (take_held(c, mine, !offers))
@@ -343,47 +394,32 @@ void gconn_app_took(gnutls_session_t s, const void *data, size_t size)
     app_owns(s, data, size, false);
 }
 
-/* what NULL: the certificate is checked, its name not. */
-void gconn_verify_cert(gnutls_session_t s, const void *what, size_t len, unsigned flags)
+/* The check set_verify_cert(2) installs: its host name (NULL: the
+ * certificate is checked, no name) or typed data, read when the key is. */
+void gconn_verify_cert(gnutls_session_t s, const char *host, const gnutls_typed_vdata_st *data,
+                       unsigned n, unsigned flags)
 {
     struct gconn *c = get(s);
     if (c == NULL)
         return;
     c->set.verify_set = true;
     c->set.verify_fn = false;
+    c->set.verify_host = host;
+    c->set.verify_data = data;
+    c->set.verify_n = n;
     c->set.verify_flags = flags;
-    memset(c->set.verify_md, 0, sizeof c->set.verify_md);
-    if (what != NULL && !gsession_sha256(what, len, c->set.verify_md))
-        c->set.verify_fn = true; /* cannot be told apart: no key */
 }
 
-void gconn_verify_typed(gnutls_session_t s, const gnutls_typed_vdata_st *data, unsigned n,
-                        unsigned flags)
-{
-    size_t len = 0;
-    for (unsigned i = 0; data != NULL && i < n; i++)
-        len += sizeof data[i].type + sizeof data[i].size + data[i].size;
-    unsigned char *buf = len > 0 ? malloc(len) : NULL, *p = buf;
-    for (unsigned i = 0; buf != NULL && i < n; i++) {
-        memcpy(p, &data[i].type, sizeof data[i].type);
-        memcpy(p + sizeof data[i].type, &data[i].size, sizeof data[i].size);
-        p += sizeof data[i].type;
-        p += sizeof data[i].size;
-        if (data[i].size > 0)
-            memcpy(p, data[i].data, data[i].size);
-        p += data[i].size;
-    }
-    gconn_verify_cert(s, buf, len, flags);
-    if (len > 0 && buf == NULL)
-        gconn_verify_function(s, true); /* not recorded: no key */
-    free(buf);
-}
-
+/* A function of the program's is a callback; none at all (NULL) is no
+ * check, whatever set_verify_cert installed before. */
 void gconn_verify_function(gnutls_session_t s, bool set)
 {
     struct gconn *c = get(s);
-    if (c != NULL)
-        c->set.verify_fn = set;
+    if (c == NULL)
+        return;
+    c->set.verify_fn = set;
+    if (!set)
+        c->set.verify_set = false;
 }
 
 void gconn_priority(gnutls_session_t s, const char *text)
@@ -416,6 +452,8 @@ void gconn_own_transport(gnutls_session_t s)
         c->set.own_transport = true;
 }
 
+/* A resumed connection refused by the program's own check: what its
+ * server's sessions carry no longer passes, and none is offered again. */
 void gconn_refused(gnutls_session_t s)
 {
     struct gconn *c = get(s);
@@ -423,4 +461,8 @@ void gconn_refused(gnutls_session_t s)
         return;
     c->refused = true;
     unreserve(c);
+    if (c->resumed_ours && c->key.len != 0) {
+        pool_forget(&c->key);
+        store_forget(&c->key);
+    }
 }

@@ -38,9 +38,8 @@ void gconn_app_set(gnutls_session_t s, const void *data, size_t size);
 void gconn_app_took(gnutls_session_t s, const void *data, size_t size);
 
 /* What the program sets that a verdict depends on. */
-void gconn_verify_cert(gnutls_session_t s, const void *what, size_t len, unsigned flags);
-void gconn_verify_typed(gnutls_session_t s, const gnutls_typed_vdata_st *data, unsigned n,
-                        unsigned flags);
+void gconn_verify_cert(gnutls_session_t s, const char *host, const gnutls_typed_vdata_st *data,
+                       unsigned n, unsigned flags);
 void gconn_verify_function(gnutls_session_t s, bool set);
 /* text NULL: priorities the shim cannot name. */
 void gconn_priority(gnutls_session_t s, const char *text);

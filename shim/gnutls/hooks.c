@@ -17,10 +17,10 @@
 /* The real function, found on first use; without one, the call fails as
  * GnuTLS reports errors. */
 #define REAL_OR(name, version, fail)                                           \
-    do {                                                                       \
-        if (gtls_##name == NULL && !greal_find(#name, #version, (void **)&gtls_##name)) \
-            return fail;                                                       \
-    } while (0)
+    __typeof__(gtls_##name) real_ = __atomic_load_n(&gtls_##name, __ATOMIC_ACQUIRE); \
+    if (real_ == NULL &&                                                       \
+        (real_ = (__typeof__(real_))greal_find(#name, #version, (void **)&gtls_##name)) == NULL) \
+        return fail
 #define REAL_OR_VOID(name, version) REAL_OR(name, version, )
 
 /* A client session is followed from here on. GNUTLS_NO_TICKETS would keep
@@ -31,7 +31,7 @@ EXPORT int gnutls_init(gnutls_session_t *session, unsigned int flags)
 {
     REAL_OR(gnutls_init, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
     bool on = (flags & GNUTLS_CLIENT) && gshim_active();
-    int r = gtls_gnutls_init(session, on ? flags & ~(unsigned)GNUTLS_NO_TICKETS : flags);
+    int r = real_(session, on ? flags & ~(unsigned)GNUTLS_NO_TICKETS : flags);
     if (on && r == 0)
         gconn_new(*session, flags);
     return r;
@@ -42,7 +42,7 @@ EXPORT void gnutls_deinit(gnutls_session_t session)
     REAL_OR_VOID(gnutls_deinit, GNUTLS_3_4);
     if (session != NULL && gshim_active())
         gconn_free(session);
-    gtls_gnutls_deinit(session);
+    real_(session);
 }
 
 EXPORT int gnutls_handshake(gnutls_session_t session)
@@ -52,7 +52,7 @@ EXPORT int gnutls_handshake(gnutls_session_t session)
     if (on)
         gconn_begin(session);
     handshake_enter();
-    int r = gtls_gnutls_handshake(session);
+    int r = real_(session);
     handshake_leave();
     if (on)
         gconn_after(session, r);
@@ -65,7 +65,7 @@ EXPORT void gnutls_handshake_set_hook_function(gnutls_session_t session, unsigne
     REAL_OR_VOID(gnutls_handshake_set_hook_function, GNUTLS_3_4);
     if (gshim_active() && gconn_app_hook(session, htype, when, func))
         return;
-    gtls_gnutls_handshake_set_hook_function(session, htype, when, func);
+    real_(session, htype, when, func);
 }
 
 EXPORT int gnutls_session_set_data(gnutls_session_t session, const void *data, size_t size)
@@ -73,13 +73,13 @@ EXPORT int gnutls_session_set_data(gnutls_session_t session, const void *data, s
     REAL_OR(gnutls_session_set_data, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
     if (gshim_active())
         gconn_app_set(session, data, size);
-    return gtls_gnutls_session_set_data(session, data, size);
+    return real_(session, data, size);
 }
 
 EXPORT int gnutls_session_get_data(gnutls_session_t session, void *data, size_t *size)
 {
     REAL_OR(gnutls_session_get_data, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
-    int r = gtls_gnutls_session_get_data(session, data, size);
+    int r = real_(session, data, size);
     if (r == 0 && data != NULL && size != NULL && gshim_active())
         gconn_app_took(session, data, *size);
     return r;
@@ -88,7 +88,7 @@ EXPORT int gnutls_session_get_data(gnutls_session_t session, void *data, size_t 
 EXPORT int gnutls_session_get_data2(gnutls_session_t session, gnutls_datum_t *data)
 {
     REAL_OR(gnutls_session_get_data2, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
-    int r = gtls_gnutls_session_get_data2(session, data);
+    int r = real_(session, data);
     if (r == 0 && data != NULL && gshim_active())
         gconn_app_took(session, data->data, data->size);
     return r;
@@ -98,18 +98,18 @@ EXPORT void gnutls_session_set_verify_cert(gnutls_session_t session, const char 
                                            unsigned flags)
 {
     REAL_OR_VOID(gnutls_session_set_verify_cert, GNUTLS_3_4);
-    gtls_gnutls_session_set_verify_cert(session, hostname, flags);
+    real_(session, hostname, flags);
     if (gshim_active())
-        gconn_verify_cert(session, hostname, hostname != NULL ? strlen(hostname) : 0, flags);
+        gconn_verify_cert(session, hostname, NULL, 0, flags);
 }
 
 EXPORT void gnutls_session_set_verify_cert2(gnutls_session_t session, gnutls_typed_vdata_st *data,
                                             unsigned elements, unsigned flags)
 {
     REAL_OR_VOID(gnutls_session_set_verify_cert2, GNUTLS_3_4);
-    gtls_gnutls_session_set_verify_cert2(session, data, elements, flags);
+    real_(session, data, elements, flags);
     if (gshim_active())
-        gconn_verify_typed(session, data, elements, flags);
+        gconn_verify_cert(session, NULL, data, elements, flags);
 }
 
 EXPORT void gnutls_session_set_verify_function(gnutls_session_t session,
@@ -118,7 +118,7 @@ EXPORT void gnutls_session_set_verify_function(gnutls_session_t session,
     REAL_OR_VOID(gnutls_session_set_verify_function, GNUTLS_3_4);
     if (gshim_active())
         gconn_verify_function(session, func != NULL);
-    gtls_gnutls_session_set_verify_function(session, func);
+    real_(session, func);
 }
 
 /* The check set_verify_cert installs is GnuTLS's own verify function (it
@@ -131,7 +131,7 @@ EXPORT int gnutls_priority_set_direct(gnutls_session_t session, const char *prio
                                       const char **err_pos)
 {
     REAL_OR(gnutls_priority_set_direct, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
-    int r = gtls_gnutls_priority_set_direct(session, priorities, err_pos);
+    int r = real_(session, priorities, err_pos);
     if (r == 0 && gshim_active())
         gconn_priority(session, priorities != NULL ? priorities : "\001default");
     return r;
@@ -140,7 +140,7 @@ EXPORT int gnutls_priority_set_direct(gnutls_session_t session, const char *prio
 EXPORT int gnutls_set_default_priority(gnutls_session_t session)
 {
     REAL_OR(gnutls_set_default_priority, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
-    int r = gtls_gnutls_set_default_priority(session);
+    int r = real_(session);
     if (r == 0 && gshim_active())
         gconn_priority(session, "\001default");
     return r;
@@ -150,7 +150,7 @@ EXPORT int gnutls_set_default_priority_append(gnutls_session_t session, const ch
                                               const char **err_pos, unsigned flags)
 {
     REAL_OR(gnutls_set_default_priority_append, GNUTLS_3_6_3, GNUTLS_E_INTERNAL_ERROR);
-    int r = gtls_gnutls_set_default_priority_append(session, add_prio, err_pos, flags);
+    int r = real_(session, add_prio, err_pos, flags);
     if (r == 0 && gshim_active()) {
         char text[512];
         size_t n = add_prio != NULL ? strlen(add_prio) : 0;
@@ -165,7 +165,7 @@ EXPORT int gnutls_set_default_priority_append(gnutls_session_t session, const ch
 EXPORT int gnutls_priority_set(gnutls_session_t session, gnutls_priority_t priority)
 {
     REAL_OR(gnutls_priority_set, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
-    int r = gtls_gnutls_priority_set(session, priority);
+    int r = real_(session, priority);
     if (r == 0 && gshim_active()) {
         char *text = prio_text(priority);
         gconn_priority(session, text);
@@ -178,7 +178,7 @@ EXPORT int gnutls_priority_init(gnutls_priority_t *priority, const char *priorit
                                 const char **err_pos)
 {
     REAL_OR(gnutls_priority_init, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
-    int r = gtls_gnutls_priority_init(priority, priorities, err_pos);
+    int r = real_(priority, priorities, err_pos);
     if (r == 0 && gshim_active())
         prio_made(*priority, priorities != NULL ? priorities : "\001default");
     return r;
@@ -188,7 +188,7 @@ EXPORT int gnutls_priority_init2(gnutls_priority_t *priority, const char *priori
                                  const char **err_pos, unsigned flags)
 {
     REAL_OR(gnutls_priority_init2, GNUTLS_3_6_3, GNUTLS_E_INTERNAL_ERROR);
-    int r = gtls_gnutls_priority_init2(priority, priorities, err_pos, flags);
+    int r = real_(priority, priorities, err_pos, flags);
     if (r == 0 && gshim_active()) {
         /* GNUTLS_PRIORITY_INIT_DEF_APPEND: the string adds to the defaults. */
         char *text = malloc((priorities != NULL ? strlen(priorities) : 0) + 32);
@@ -205,14 +205,14 @@ EXPORT void gnutls_priority_deinit(gnutls_priority_t priority)
     REAL_OR_VOID(gnutls_priority_deinit, GNUTLS_3_4);
     if (gshim_active())
         prio_gone(priority);
-    gtls_gnutls_priority_deinit(priority);
+    real_(priority);
 }
 
 EXPORT int gnutls_server_name_set(gnutls_session_t session, gnutls_server_name_type_t type,
                                   const void *name, size_t len)
 {
     REAL_OR(gnutls_server_name_set, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
-    int r = gtls_gnutls_server_name_set(session, type, name, len);
+    int r = real_(session, type, name, len);
     if (r == 0 && type == GNUTLS_NAME_DNS && gshim_active())
         gconn_server_name(session, name, len);
     return r;
@@ -225,7 +225,7 @@ EXPORT int gnutls_server_name_set(gnutls_session_t session, gnutls_server_name_t
         REAL_OR_VOID(name, GNUTLS_3_4);                                        \
         if (gshim_active())                                                    \
             gconn_own_transport(session);                                      \
-        gtls_##name(session, fn);                                              \
+        real_(session, fn);                                              \
     }
 TRANSPORT_HOOK(gnutls_transport_set_push_function, gnutls_push_func)
 TRANSPORT_HOOK(gnutls_transport_set_vec_push_function, gnutls_vec_push_func)
@@ -235,7 +235,7 @@ TRANSPORT_HOOK(gnutls_transport_set_pull_function, gnutls_pull_func)
 EXPORT int gnutls_certificate_allocate_credentials(gnutls_certificate_credentials_t *res)
 {
     REAL_OR(gnutls_certificate_allocate_credentials, GNUTLS_3_4, GNUTLS_E_MEMORY_ERROR);
-    int r = gtls_gnutls_certificate_allocate_credentials(res);
+    int r = real_(res);
     if (r == 0 && gshim_active())
         cred_new(*res);
     return r;
@@ -246,7 +246,7 @@ EXPORT void gnutls_certificate_free_credentials(gnutls_certificate_credentials_t
     REAL_OR_VOID(gnutls_certificate_free_credentials, GNUTLS_3_4);
     if (gshim_active())
         cred_gone(sc);
-    gtls_gnutls_certificate_free_credentials(sc);
+    real_(sc);
 }
 
 /* The system's trust: GnuTLS 3.7.9 here reads it from one bundle (its
@@ -257,7 +257,7 @@ EXPORT void gnutls_certificate_free_credentials(gnutls_certificate_credentials_t
 EXPORT int gnutls_certificate_set_x509_system_trust(gnutls_certificate_credentials_t cred)
 {
     REAL_OR(gnutls_certificate_set_x509_system_trust, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
-    int r = gtls_gnutls_certificate_set_x509_system_trust(cred);
+    int r = real_(cred);
     if (r >= 0 && gshim_active())
         cred_trust_file(cred, 'S', SYSTEM_BUNDLE);
     return r;
@@ -268,7 +268,7 @@ EXPORT int gnutls_certificate_set_x509_system_trust(gnutls_certificate_credentia
                     gnutls_x509_crt_fmt_t type)                                \
     {                                                                          \
         REAL_OR(name, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);                    \
-        int r = gtls_##name(cred, file, type);                                 \
+        int r = real_(cred, file, type);                                 \
         if (r >= 0 && gshim_active())                                          \
             cred_trust_file(cred, kind, file);                                 \
         return r;                                                              \
@@ -281,7 +281,7 @@ TRUST_FILE_HOOK(gnutls_certificate_set_x509_crl_file, 'R')
                     gnutls_x509_crt_fmt_t type)                                \
     {                                                                          \
         REAL_OR(name, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);                    \
-        int r = gtls_##name(cred, d, type);                                    \
+        int r = real_(cred, d, type);                                    \
         if (r >= 0 && gshim_active())                                          \
             cred_trust(cred, kind, d != NULL ? d->data : NULL, d != NULL ? d->size : 0); \
         return r;                                                              \
@@ -297,7 +297,7 @@ EXPORT int gnutls_certificate_set_x509_trust_dir(gnutls_certificate_credentials_
                                                  const char *dir, gnutls_x509_crt_fmt_t type)
 {
     REAL_OR(gnutls_certificate_set_x509_trust_dir, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
-    int r = gtls_gnutls_certificate_set_x509_trust_dir(cred, dir, type);
+    int r = real_(cred, dir, type);
     if (gshim_active()) {
         cred_trust_file(cred, 'D', dir);
         cred_trust_inexact(cred);
@@ -309,7 +309,7 @@ EXPORT int gnutls_certificate_set_x509_trust_dir(gnutls_certificate_credentials_
     EXPORT int name(gnutls_certificate_credentials_t cred, type *list, int n)  \
     {                                                                          \
         REAL_OR(name, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);                    \
-        int r = gtls_##name(cred, list, n);                                    \
+        int r = real_(cred, list, n);                                    \
         if (gshim_active()) {                                                  \
             cred_trust(cred, kind, &n, sizeof n);                              \
             cred_trust_inexact(cred);                                          \
@@ -319,6 +319,18 @@ EXPORT int gnutls_certificate_set_x509_trust_dir(gnutls_certificate_credentials_
 OBJECTS_HOOK(gnutls_certificate_set_x509_trust, gnutls_x509_crt_t, 'X')
 OBJECTS_HOOK(gnutls_certificate_set_x509_crl, gnutls_x509_crl_t, 'x')
 
+/* Trust added through the credentials' own list cannot be seen. */
+EXPORT void gnutls_certificate_get_trust_list(gnutls_certificate_credentials_t res,
+                                              gnutls_x509_trust_list_t *tlist)
+{
+    REAL_OR_VOID(gnutls_certificate_get_trust_list, GNUTLS_3_4);
+    if (gshim_active()) {
+        cred_trust(res, 'l', "", 0);
+        cred_trust_inexact(res);
+    }
+    real_(res, tlist);
+}
+
 EXPORT void gnutls_certificate_set_trust_list(gnutls_certificate_credentials_t res,
                                               gnutls_x509_trust_list_t tlist, unsigned flags)
 {
@@ -327,7 +339,7 @@ EXPORT void gnutls_certificate_set_trust_list(gnutls_certificate_credentials_t r
         cred_trust(res, 'L', "", 0);
         cred_trust_inexact(res);
     }
-    gtls_gnutls_certificate_set_trust_list(res, tlist, flags);
+    real_(res, tlist, flags);
 }
 
 EXPORT void gnutls_certificate_set_verify_limits(gnutls_certificate_credentials_t res,
@@ -336,7 +348,7 @@ EXPORT void gnutls_certificate_set_verify_limits(gnutls_certificate_credentials_
     REAL_OR_VOID(gnutls_certificate_set_verify_limits, GNUTLS_3_4);
     if (gshim_active())
         cred_limits(res, max_bits, max_depth);
-    gtls_gnutls_certificate_set_verify_limits(res, max_bits, max_depth);
+    real_(res, max_bits, max_depth);
 }
 
 /* Callbacks: what they decide by cannot be known. */
@@ -346,7 +358,7 @@ EXPORT void gnutls_certificate_set_verify_limits(gnutls_certificate_credentials_
         REAL_OR_VOID(name, version);                                           \
         if (gshim_active())                                                    \
             cred_callback(cred, which, func != NULL);                          \
-        gtls_##name(cred, func);                                               \
+        real_(cred, func);                                               \
     }
 CALLBACK_HOOK(gnutls_certificate_set_verify_function, gnutls_certificate_verify_function,
               CB_VERIFY, GNUTLS_3_4)
@@ -361,7 +373,7 @@ CALLBACK_HOOK(gnutls_certificate_set_retrieve_function3, gnutls_certificate_retr
 EXPORT int gnutls_certificate_verify_peers2(gnutls_session_t session, unsigned int *status)
 {
     REAL_OR(gnutls_certificate_verify_peers2, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
-    int r = gtls_gnutls_certificate_verify_peers2(session, status);
+    int r = real_(session, status);
     if ((r != 0 || (status != NULL && *status != 0)) && gshim_active())
         gconn_refused(session);
     return r;
@@ -371,7 +383,7 @@ EXPORT int gnutls_certificate_verify_peers3(gnutls_session_t session, const char
                                             unsigned int *status)
 {
     REAL_OR(gnutls_certificate_verify_peers3, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
-    int r = gtls_gnutls_certificate_verify_peers3(session, hostname, status);
+    int r = real_(session, hostname, status);
     if ((r != 0 || (status != NULL && *status != 0)) && gshim_active())
         gconn_refused(session);
     return r;
@@ -381,7 +393,7 @@ EXPORT int gnutls_certificate_verify_peers(gnutls_session_t session, gnutls_type
                                            unsigned int elements, unsigned int *status)
 {
     REAL_OR(gnutls_certificate_verify_peers, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
-    int r = gtls_gnutls_certificate_verify_peers(session, data, elements, status);
+    int r = real_(session, data, elements, status);
     if ((r != 0 || (status != NULL && *status != 0)) && gshim_active())
         gconn_refused(session);
     return r;

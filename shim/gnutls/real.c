@@ -28,11 +28,11 @@ static void *find(const char *name, const char *version)
     return p;
 }
 
-bool greal_find(const char *name, const char *version, void **slot)
+void *greal_find(const char *name, const char *version, void **slot)
 {
     void *p = find(name, version);
     __atomic_store_n(slot, p, __ATOMIC_RELEASE);
-    return p != NULL;
+    return p;
 }
 
 /* Stands in for a function that cannot be found after all, and stops the

@@ -28,8 +28,9 @@
         g_;                                                                    \
     }))
 void greal_late(void **slot, const char *name, const char *version);
-/* Resolves one function for its hook; false when GnuTLS has none. */
-bool greal_find(const char *name, const char *version, void **slot);
+/* Resolves one function for its hook, publishing it in slot; NULL when
+ * GnuTLS has none. */
+void *greal_find(const char *name, const char *version, void **slot);
 /* Set once a function the shim needs turned out missing: it acts no more. */
 extern bool greal_missing;
 /* gnutls_free is a variable holding the deallocator. */

@@ -28,6 +28,34 @@
 #include "session.h"
 #include "verdict.h"
 
+/* The typed data of set_verify_cert2, as GnuTLS reads it: a name, an
+ * email address or a key purpose of size 0 is a NUL-terminated string
+ * (set_verify_cert itself passes its host name so). A type the shim does
+ * not know cannot be told apart: no key. */
+static void put_verify(struct key *k, const struct gsettings *set)
+{
+    key_put_num(k, 'v', set->verify_flags);
+    if (set->verify_data == NULL) {
+        key_put_num(k, 'H', set->verify_host != NULL);
+        key_put_str(k, 'h', set->verify_host);
+        return;
+    }
+    for (unsigned i = 0; i < set->verify_n; i++) {
+        const gnutls_typed_vdata_st *d = &set->verify_data[i];
+        bool text = d->type == GNUTLS_DT_DNS_HOSTNAME || d->type == GNUTLS_DT_RFC822NAME ||
+                    d->type == GNUTLS_DT_KEY_PURPOSE_OID;
+        if (!text && d->type != GNUTLS_DT_IP_ADDRESS) {
+            key_fail(k);
+            return;
+        }
+        key_put_num(k, 't', d->type);
+        if (text && d->size == 0)
+            key_put_str(k, 'V', d->data != NULL ? (const char *)d->data : "");
+        else
+            key_put(k, 'V', d->data, d->size);
+    }
+}
+
 static void put_cred(struct key *k, gnutls_session_t s, const struct gsettings *set)
 {
     void *cred = NULL;
@@ -67,8 +95,7 @@ static void put_cred(struct key *k, gnutls_session_t s, const struct gsettings *
         key_fail(k);
         return;
     }
-    key_put(k, 'V', set->verify_md, sizeof set->verify_md);
-    key_put_num(k, 'v', set->verify_flags);
+    put_verify(k, set);
 }
 
 void gverdict_key(gnutls_session_t s, const struct gsettings *set, bool listed, struct key *k)

@@ -15,7 +15,12 @@ struct gsettings {
     char sni[256];           /* the server name set ("": none) */
     char *prio;              /* the priority string; NULL: unknown */
     bool verify_set;         /* gnutls_session_set_verify_cert(2) */
-    unsigned char verify_md[32]; /* ...its name or typed data, digested */
+    /* ...what it was given: GnuTLS keeps the pointers and reads them in
+     * the handshake (measured: a name changed in place after the call is
+     * the one checked), so the key reads them when the handshake starts. */
+    const char *verify_host;
+    const gnutls_typed_vdata_st *verify_data;
+    unsigned verify_n;
     unsigned verify_flags;
     bool verify_fn;          /* gnutls_session_set_verify_function */
     bool own_transport;      /* push or pull functions of the program's */
