@@ -88,6 +88,8 @@ tests/bin/%: tests/%.c | tests/bin
 tests/bin/gnutlsclient tests/bin/verifyedge: tests/bin/%: tests/%.c | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lgnutls -lpthread
 
+tests/bin/dualclient tests/bin/verifyedge: tests/connect.h
+
 # A program with both libraries.
 tests/bin/dualclient: tests/dualclient.c | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lssl -lcrypto -lgnutls

@@ -16,22 +16,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "connect.h"
+
 #include <gnutls/gnutls.h>
 #include <openssl/ssl.h>
 
 static const char request[] = "GET / HTTP/1.0\r\nHost: localhost\r\n\r\n";
 
-static int tcp(int port)
-{
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port)};
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-        close(fd);
-        fd = -1;
-    }
-    return fd;
-}
 
 static int with_openssl(SSL_CTX *ctx, int port)
 {

@@ -24,20 +24,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "connect.h"
+
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 
-static int tcp(int port)
-{
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port)};
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-        close(fd);
-        fd = -1;
-    }
-    return fd;
-}
 
 static void trust(gnutls_certificate_credentials_t cred, const char *mode, const char *ca)
 {

@@ -5,6 +5,15 @@
 #include "helpers.h"
 #include "unit.h"
 
+/* A core with the default pool and two servers' keys, a.test and b.test. */
+static time_t two_servers(struct key *k1, struct key *k2)
+{
+    core_setup(8, 1024, NULL);
+    make_key(k1, KEY_OPENSSL_CLIENT, "a.test");
+    make_key(k2, KEY_OPENSSL_CLIENT, "b.test");
+    return time(NULL);
+}
+
 TEST(pool_take_empty)
 {
     struct key k;
@@ -326,10 +335,7 @@ TEST(pool_discard_everywhere_and_disowned)
 {
     struct key k1, k2;
     struct pooled out;
-    time_t now = time(NULL);
-    core_setup(8, 1024, NULL);
-    make_key(&k1, KEY_OPENSSL_CLIENT, "a.test");
-    make_key(&k2, KEY_OPENSSL_CLIENT, "b.test");
+    time_t now = two_servers(&k1, &k2);
     pool_put(&k1, pooled_of(fake_new(true, "U"), now), pool_generation());
     pool_put(&k1, pooled_of(fake_new(true, "T"), now), pool_generation());
     pool_put(&k2, pooled_of(fake_new(true, "T"), now), pool_generation());
@@ -354,10 +360,7 @@ TEST(pool_discard_one_server)
 {
     struct key k1, k2;
     struct pooled out;
-    time_t now = time(NULL);
-    core_setup(8, 1024, NULL);
-    make_key(&k1, KEY_OPENSSL_CLIENT, "a.test");
-    make_key(&k2, KEY_OPENSSL_CLIENT, "b.test");
+    time_t now = two_servers(&k1, &k2);
     pool_put(&k1, pooled_of(fake_new(true, "T"), now), pool_generation());
     pool_put(&k2, pooled_of(fake_new(true, "T2"), now), pool_generation());
     struct fake_sess *mine = fake_new(true, "T");
@@ -374,10 +377,7 @@ TEST(pool_forget_drops_server)
 {
     struct key k1, k2;
     struct pooled out;
-    time_t now = time(NULL);
-    core_setup(8, 1024, NULL);
-    make_key(&k1, KEY_OPENSSL_CLIENT, "a.test");
-    make_key(&k2, KEY_OPENSSL_CLIENT, "b.test");
+    time_t now = two_servers(&k1, &k2);
     pool_put(&k1, pooled_of(fake_new(true, "T1"), now), pool_generation());
     pool_put(&k1, pooled_of(fake_new(true, "T2"), now), pool_generation());
     pool_put(&k1, pooled_of(fake_new(false, "S"), now), pool_generation());
