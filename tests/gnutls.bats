@@ -165,6 +165,29 @@ evens_offered_nothing() {
     [ "$(nginx_resumed)" -ge 30 ] || fail "nginx resumed $(nginx_resumed) of 40"
 }
 
+@test "a hostile server: 100 tickets a connection, and tickets of 60 kB, cost the client a pool's worth at most, and nothing breaks" {
+    start_psk --tls13 --tickets 100
+    run env RESUMESHIM_POOL_SIZE=4 RESUMESHIM_STATS=1 LD_PRELOAD="$PRELOAD" timeout 120 \
+        "$GNUTLSCLIENT" --connect "127.0.0.1:$PORT" --cafile "$CA" --count 5
+    assert_success
+    assert_equal "$(oks)" 5
+    assert_equal "$(resumed)" 4
+    run offered_twice
+    assert_output ""
+    # kept: at most a pool's worth from each of the 5 connections
+    run env RESUMESHIM_POOL_SIZE=4 RESUMESHIM_STATS=1 LD_PRELOAD="$PRELOAD" timeout 120 \
+        "$GNUTLSCLIENT" --connect "127.0.0.1:$PORT" --cafile "$CA" --count 5
+    local kept
+    kept=$(sed -n 's/.* tickets=\([0-9]*\).*/\1/p' <<< "$output")
+    [ "$kept" -le 20 ] || fail "kept $kept tickets"
+    # tickets too large to keep are not kept: every connection a full one
+    start_psk --tls13 --big-tickets 60000
+    run gc_shim --connect "127.0.0.1:$PORT" --cafile "$CA" --count 3
+    assert_success
+    assert_equal "$(oks)" 3
+    assert_equal "$(offers)" 0
+}
+
 @test "4 processes at once through the store: no TLS 1.3 ticket offered twice, across processes" {
     start_psk --tls13
     run gc_stored --connect "127.0.0.1:$PORT" --cafile "$CA" --count 4
