@@ -485,6 +485,20 @@ lib=gnutls resumed=0"
     assert_equal "$(nginx_resumed)" $((2 * n - 2))
 }
 
+@test "the priority string is in the key: a session earned under TLS 1.3 priorities is not offered under TLS 1.2 ones" {
+    start_psk
+    run gc_stored --connect "127.0.0.1:$PORT" --cafile "$CA" --tls 1.3 --count 2
+    assert_success
+    assert_equal "$(offers)" 1
+    : > "$SLOG"
+    run gc_stored --connect "127.0.0.1:$PORT" --cafile "$CA" --tls 1.2 --count 2
+    assert_success
+    # the first connection under the other priorities is offered nothing;
+    # the second resumes what the first earned
+    assert_equal "$(head -1 "$SLOG" | sed 's/.*offered=//')" "-"
+    assert_equal "$(offers)" 1
+}
+
 @test "RESUMESHIM_DISABLE=1: nothing resumed, in one process or through the store" {
     start_nginx
     local v i
