@@ -127,11 +127,6 @@ static void unlock_and_free(struct dropped *d)
     free(g);
 }
 
-static uint64_t digest_of(const struct tls_ops *ops, const void *sess)
-{
-    return ops->ticket_digest(sess);
-}
-
 static bool usable(const struct pooled *p, time_t now)
 {
     return now < p->expires && p->ops->resumable(p->sess);
@@ -331,7 +326,7 @@ void pool_put(const struct key *k, struct pooled p, unsigned gen)
     struct dropped d;
     d.n = 0;
     bool tls13 = p.ops->is_tls13(p.sess);
-    uint64_t digest = tls13 ? digest_of(p.ops, p.sess) : 0;
+    uint64_t digest = tls13 ? p.ops->ticket_digest(p.sess) : 0;
     struct slot s = {p, NULL};
     struct stored *batch[OUTBOX];
     pthread_mutex_lock(&lock);
@@ -392,7 +387,7 @@ static void discard(const struct key *k, const struct tls_ops *ops, const void *
 {
     struct dropped d;
     d.n = 0;
-    uint64_t digest = digest_of(ops, sess);
+    uint64_t digest = ops->ticket_digest(sess);
     pthread_mutex_lock(&lock);
     owned_disown(digest);
     if (!keep_reserved)
@@ -477,7 +472,7 @@ void pool_reserve(const struct key *k, struct pooled p, unsigned gen)
 {
     struct stored *st =
         store_on() && !__atomic_load_n(&flushed, __ATOMIC_RELAXED) ? store_encode(k, &p) : NULL;
-    uint64_t digest = digest_of(p.ops, p.sess);
+    uint64_t digest = p.ops->ticket_digest(p.sess);
     pooled_free(&p);
     if (st == NULL)
         return;
@@ -493,7 +488,7 @@ void pool_reserve(const struct key *k, struct pooled p, unsigned gen)
 
 void pool_unreserve(const struct tls_ops *ops, const void *sess)
 {
-    uint64_t digest = digest_of(ops, sess);
+    uint64_t digest = ops->ticket_digest(sess);
     pthread_mutex_lock(&lock);
     free(owned_take(digest));
     pthread_mutex_unlock(&lock);

@@ -11,14 +11,13 @@
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const struct config *cfg;
 static bool up;
-static void (*before_flush[2])(void);
+static void (*before_flush)(void);
 
 static void at_exit(void)
 {
     if (__atomic_load_n(&up, __ATOMIC_ACQUIRE)) {
-        for (unsigned i = 0; i < sizeof before_flush / sizeof *before_flush; i++)
-            if (before_flush[i] != NULL)
-                before_flush[i]();
+        if (before_flush != NULL)
+            before_flush();
         pool_flush();
     }
     if (cfg->stats)
@@ -59,9 +58,5 @@ const struct config *core_start(bool *started)
 
 void core_before_flush(void (*fn)(void))
 {
-    for (unsigned i = 0; i < sizeof before_flush / sizeof *before_flush; i++)
-        if (before_flush[i] == NULL || before_flush[i] == fn) {
-            before_flush[i] = fn;
-            return;
-        }
+    before_flush = fn;
 }

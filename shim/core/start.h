@@ -14,7 +14,8 @@
 const struct config *core_start(bool *started);
 /* A backend's sessions that live on its connections still (a program
  * that exits without closing them): fn hands them to the pool before the
- * exit flush. At most a few; registered by a backend's set-up. */
+ * exit flush. One backend needs it (GnuTLS: OpenSSL's connections reserve
+ * theirs as they go); registered by its set-up. */
 void core_before_flush(void (*fn)(void));
 
 #endif

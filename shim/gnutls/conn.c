@@ -80,9 +80,10 @@ void gconn_new(gnutls_session_t s, unsigned flags)
         HASH_DEL(conns, old); /* freed without gnutls_deinit, address reused */
     HASH_ADD_PTR(conns, s, c);
     pthread_mutex_unlock(&lock);
-    /* One hook per session (a second call replaces the first): the
-     * program's, should it set one, is called from this one. */
-    G(gnutls_handshake_set_hook_function)(s, GNUTLS_HANDSHAKE_ANY, GNUTLS_HOOK_BOTH, on_message);
+    /* One hook per session (a second call replaces the first): only on
+     * tickets, until the program sets one of its own (gconn_app_hook). */
+    G(gnutls_handshake_set_hook_function)(s, GNUTLS_HANDSHAKE_NEW_SESSION_TICKET, GNUTLS_HOOK_POST,
+                                          on_message);
     if (old != NULL) {
         drop_held(old);
         release(old);
@@ -320,6 +321,13 @@ bool gconn_app_hook(gnutls_session_t s, unsigned htype, int when, gnutls_handsha
     c->app_hook = f;
     c->app_htype = htype;
     c->app_when = when;
+    /* The shim's hook then hears every message, and passes on the ones
+     * the program asked for. */
+    if (f != NULL)
+        G(gnutls_handshake_set_hook_function)(s, GNUTLS_HANDSHAKE_ANY, GNUTLS_HOOK_BOTH, on_message);
+    else
+        G(gnutls_handshake_set_hook_function)(s, GNUTLS_HANDSHAKE_NEW_SESSION_TICKET,
+                                              GNUTLS_HOOK_POST, on_message);
     return true;
 }
 

@@ -5,8 +5,8 @@
 #include <dlfcn.h>
 #include <string.h>
 
-#include "log.h"
 #include "real.h"
+#include "absent.h"
 
 #define GHOOK(ret, name, params, args, version) __typeof__(name) *gtls_##name;
 #include "hooks.def"
@@ -35,25 +35,13 @@ void *greal_find(const char *name, const char *version, void **slot)
     return p;
 }
 
-/* Stands in for a function that cannot be found after all, and stops the
- * shim. It returns 0: no pointer, not resumed, no version; where 0 means
- * success the caller's outputs were zeroed before the call, and the shim
- * checks greal_missing before it trusts them. */
-static long missing(void)
-{
-    return 0;
-}
-
+/* Where a stand-in's 0 means success, the caller's outputs were zeroed
+ * before the call, and the shim checks greal_missing before it trusts
+ * them. */
 void greal_late(void **slot, const char *name, const char *version)
 {
-    void *p = find(name, version);
-    if (p == NULL) {
-        long (*stub)(void) = missing;
-        memcpy(&p, &stub, sizeof p);
-        __atomic_store_n(&greal_missing, true, __ATOMIC_RELEASE);
-        LOG(LOG_WARN, "GnuTLS function %s not found; resumption is off", name);
-    }
-    __atomic_store_n(slot, p, __ATOMIC_RELEASE);
+    __atomic_store_n(slot, found_or_stub(find(name, version), "GnuTLS", name, &greal_missing),
+                     __ATOMIC_RELEASE);
 }
 
 void greal_free(void *p)

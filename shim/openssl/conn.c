@@ -270,9 +270,9 @@ void conn_begin(SSL *s, enum io io)
     c->entry_handshake = io == IO_HANDSHAKE;
     c->gen = pool_generation();
     SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
-    ctx_connecting(ctx);
+    struct ctx_parts parts = ctx_connecting(ctx);
     stat_add(ST_HANDSHAKES);
-    verdict_key(s, settings_peek(s), ctx_recorded(ctx), store_on(), &c->key);
+    verdict_key(s, settings_peek(s), &parts, store_on(), &c->key);
     SSL_SESSION *own = R(SSL_get_session)(s);
     if (own != NULL) {
         /* The application offers a session of its own (or SSL_clear kept

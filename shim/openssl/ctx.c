@@ -15,11 +15,11 @@
 
 struct ctx_state {
     shim_new_session_cb app_cb;
+    shim_status_cb status_cb; /* the application's, set through ocsp.c */
     long added;             /* mode bits the application did not ask for */
     bool client_only;       /* method can only connect */
     bool connects;          /* seen connecting, before it ever accepted */
     bool tickets;           /* its ticket keys are the server mode's */
-    bool serve_asked;       /* ctx_may_serve has answered */
     bool own_algs;          /* its library context is not the default */
     struct algs *algs;      /* with own_algs; NULL: none could be fetched */
     struct recorded rec;
@@ -85,13 +85,13 @@ static void set_app_mode(SSL_CTX *ctx, struct ctx_state *st, long mode)
     R(SSL_CTX_ctrl)(ctx, SSL_CTRL_SET_SESS_CACHE_MODE, mode | st->added, NULL);
 }
 
-void ctx_setup(SSL_CTX *ctx, OSSL_LIB_CTX *libctx, const char *propq)
+bool ctx_setup(SSL_CTX *ctx, OSSL_LIB_CTX *libctx, const char *propq)
 {
     if (ctx == NULL || state(ctx) != NULL)
-        return; /* SSL_CTX_new reaches SSL_CTX_new_ex through our hook too */
+        return false;
     struct ctx_state *st = calloc(1, sizeof *st);
     if (st == NULL)
-        return;
+        return false;
     const SSL_METHOD *m = R(SSL_CTX_get_ssl_method)(ctx);
     st->client_only = m == R(TLS_client_method)() || m == R(DTLS_client_method)();
     /* Fetched now, while only this thread knows the context. */
@@ -101,21 +101,19 @@ void ctx_setup(SSL_CTX *ctx, OSSL_LIB_CTX *libctx, const char *propq)
     if (R(SSL_CTX_set_ex_data)(ctx, ctx_index, st) != 1) {
         algs_free(st->algs);
         free(st);
-        return;
+        return false;
     }
     st->app_cb = R(SSL_CTX_sess_get_new_cb)(ctx);
     set_app_mode(ctx, st, app_mode(ctx, st));
     R(SSL_CTX_sess_set_new_cb)(ctx, new_session);
+    return true;
 }
 
 /* Where the shim cannot compute, OpenSSL keeps its own ticket keys. */
 bool ctx_may_serve(SSL_CTX *ctx)
 {
     struct ctx_state *st = state(ctx);
-    if (st == NULL || st->serve_asked)
-        return false;
-    st->serve_asked = true;
-    return serving && !st->client_only && ctx_algs(ctx) != NULL &&
+    return serving && st != NULL && !st->client_only && ctx_algs(ctx) != NULL &&
            getrandom(st->rec.identity, sizeof st->rec.identity, GRND_NONBLOCK) ==
                sizeof st->rec.identity;
 }
@@ -127,10 +125,20 @@ void ctx_set_server_tickets(SSL_CTX *ctx, bool on)
         __atomic_store_n(&st->tickets, on, __ATOMIC_RELAXED);
 }
 
+static struct ctx_parts parts_of(const struct ctx_state *st)
+{
+    return (struct ctx_parts){st != NULL ? &st->rec : NULL,
+                              st != NULL && st->own_algs ? st->algs : algs_default()};
+}
+
 const struct algs *ctx_algs(SSL_CTX *ctx)
 {
-    struct ctx_state *st = state(ctx);
-    return st != NULL && st->own_algs ? st->algs : algs_default();
+    return parts_of(state(ctx)).algs;
+}
+
+struct ctx_parts ctx_parts(SSL_CTX *ctx)
+{
+    return parts_of(state(ctx));
 }
 
 bool ctx_adds_client_cache(SSL_CTX *ctx)
@@ -151,14 +159,14 @@ bool ctx_own_tickets(SSL_CTX *ctx)
     return st != NULL && __atomic_exchange_n(&st->tickets, false, __ATOMIC_RELAXED);
 }
 
-void ctx_connecting(SSL_CTX *ctx)
+struct ctx_parts ctx_connecting(SSL_CTX *ctx)
 {
     struct ctx_state *st = state(ctx);
-    if (st == NULL || st->client_only || __atomic_load_n(&st->connects, __ATOMIC_RELAXED) ||
-        R(SSL_CTX_ctrl)(ctx, SSL_CTRL_SESS_ACCEPT, 0, NULL) != 0 ||
-        __atomic_exchange_n(&st->connects, true, __ATOMIC_RELAXED))
-        return;
-    set_app_mode(ctx, st, app_mode(ctx, st));
+    if (st != NULL && !st->client_only && !__atomic_load_n(&st->connects, __ATOMIC_RELAXED) &&
+        R(SSL_CTX_ctrl)(ctx, SSL_CTRL_SESS_ACCEPT, 0, NULL) == 0 &&
+        !__atomic_exchange_n(&st->connects, true, __ATOMIC_RELAXED))
+        set_app_mode(ctx, st, app_mode(ctx, st));
+    return parts_of(st);
 }
 
 bool ctx_cache_mode(SSL_CTX *ctx, int cmd, long larg, long *ret)
@@ -170,6 +178,21 @@ bool ctx_cache_mode(SSL_CTX *ctx, int cmd, long larg, long *ret)
     if (cmd == SSL_CTRL_SET_SESS_CACHE_MODE)
         set_app_mode(ctx, st, larg);
     return true;
+}
+
+bool ctx_set_status_cb(SSL_CTX *ctx, shim_status_cb cb)
+{
+    struct ctx_state *st = state(ctx);
+    if (st == NULL)
+        return false;
+    st->status_cb = cb;
+    return true;
+}
+
+shim_status_cb ctx_status_cb(SSL_CTX *ctx)
+{
+    struct ctx_state *st = state(ctx);
+    return st != NULL ? st->status_cb : NULL;
 }
 
 bool ctx_set_app_cb(SSL_CTX *ctx, shim_new_session_cb cb)

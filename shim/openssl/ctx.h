@@ -10,21 +10,36 @@
 #include "real.h"
 #include "settings.h"
 
+/* What a handshake needs of its context, from one lookup: the settings
+ * recorded on it (NULL for a context the shim did not set up) and its
+ * algorithms (NULL: none could be fetched). */
+struct ctx_parts {
+    const struct recorded *rec;
+    const struct algs *algs;
+};
+
 /* on_session receives every session a client connection gets, and whether
  * the application's own callback kept it (conn.c's, wired by init.c). */
 void ctx_init(void (*on_session)(SSL *s, SSL_SESSION *sess, bool app_kept), bool server_mode);
-void ctx_setup(SSL_CTX *ctx, OSSL_LIB_CTX *libctx, const char *propq);
-/* Whether the server mode may give the context its tickets (it serves,
- * computes, and has an identity); then ctx_set_server_tickets says
- * whether it did. */
+/* True when it set the context up now (SSL_CTX_new reaches SSL_CTX_new_ex
+ * through our hook too: the second call finds it done). */
+bool ctx_setup(SSL_CTX *ctx, OSSL_LIB_CTX *libctx, const char *propq);
+/* Whether the server mode may give a context just set up its tickets (it
+ * serves, computes, and has an identity now); then ctx_set_server_tickets
+ * says whether it did. */
 bool ctx_may_serve(SSL_CTX *ctx);
 void ctx_set_server_tickets(SSL_CTX *ctx, bool on);
 /* The algorithms of the context's library context; NULL when it has none
  * (nothing is then computed for it: no resumption, no server tickets). */
 const struct algs *ctx_algs(SSL_CTX *ctx);
-/* A client handshake starts on ctx. */
-void ctx_connecting(SSL_CTX *ctx);
+struct ctx_parts ctx_parts(SSL_CTX *ctx);
+/* A client handshake starts on ctx: its parts. */
+struct ctx_parts ctx_connecting(SSL_CTX *ctx);
 bool ctx_cache_mode(SSL_CTX *ctx, int cmd, long larg, long *ret);
+/* The application's OCSP status callback, which the shim's stands in for
+ * (ocsp.c); false for a context the shim did not set up. */
+bool ctx_set_status_cb(SSL_CTX *ctx, shim_status_cb cb);
+shim_status_cb ctx_status_cb(SSL_CTX *ctx);
 bool ctx_set_app_cb(SSL_CTX *ctx, shim_new_session_cb cb);
 bool ctx_get_app_cb(SSL_CTX *ctx, shim_new_session_cb *cb);
 /* Whether SSL_SESS_CACHE_CLIENT is on only because the shim put it there. */

@@ -64,12 +64,9 @@
             return;                                                            \
     } while (0)
 
-/* SSL_CTX_new reaches SSL_CTX_new_ex through our hook too: ctx_setup
- * leaves a context it set up alone, and so does ctx_may_serve. */
 static void setup(SSL_CTX *ctx, OSSL_LIB_CTX *libctx, const char *propq)
 {
-    ctx_setup(ctx, libctx, propq);
-    if (ctx_may_serve(ctx))
+    if (ctx_setup(ctx, libctx, propq) && ctx_may_serve(ctx))
         ctx_set_server_tickets(ctx, server_install(ctx));
 }
 

@@ -25,28 +25,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exdata.h"
+#include "ctx.h"
 #include "ocsp.h"
 
-struct status {
-    shim_status_cb app;
-};
-
-static int status_index = -1;
 static void (*judging)(SSL *s);
 static void (*judged)(SSL *s, int verdict);
 
+/* The application's callback is kept with its context's state (ctx.c). */
 void ocsp_init(void (*before)(SSL *s), void (*after)(SSL *s, int verdict))
 {
     judging = before;
     judged = after;
-    status_index = R(CRYPTO_get_ex_new_index)(CRYPTO_EX_INDEX_SSL_CTX, 0, NULL, NULL, NULL,
-                                              exdata_free);
-}
-
-static struct status *status_of(SSL_CTX *ctx)
-{
-    return status_index >= 0 && ctx != NULL ? R(SSL_CTX_get_ex_data)(ctx, status_index) : NULL;
 }
 
 /* OpenSSL calls it as it would the application's, with the context's
@@ -54,13 +43,13 @@ static struct status *status_of(SSL_CTX *ctx)
  * the shim offered nothing to pass straight through. */
 static int status_cb(SSL *s, void *arg)
 {
-    struct status *st = status_of(R(SSL_get_SSL_CTX)(s));
-    if (st == NULL || st->app == NULL)
+    shim_status_cb app = ctx_status_cb(R(SSL_get_SSL_CTX)(s));
+    if (app == NULL)
         return 1; /* unreachable: the shim's stands only in for one */
     bool client = !R(SSL_is_server)(s);
     if (client)
         judging(s);
-    int verdict = st->app(s, arg);
+    int verdict = app(s, arg);
     if (client)
         judged(s, verdict);
     return verdict;
@@ -75,15 +64,10 @@ static void *as_ptr(shim_status_cb cb)
 
 bool ocsp_set_cb(SSL_CTX *ctx, void (*fp)(void), long *ret)
 {
-    struct status *st = status_of(ctx);
-    if (st == NULL && ctx != NULL && status_index >= 0 && (st = calloc(1, sizeof *st)) != NULL &&
-        R(SSL_CTX_set_ex_data)(ctx, status_index, st) != 1) {
-        free(st);
-        st = NULL;
-    }
-    if (st == NULL)
+    shim_status_cb app;
+    memcpy(&app, &fp, sizeof fp);
+    if (!ctx_set_status_cb(ctx, app))
         return false;
-    memcpy(&st->app, &fp, sizeof fp);
     void (*mine)(void) = NULL;
     if (fp != NULL) {
         shim_status_cb cb = status_cb;
@@ -95,13 +79,14 @@ bool ocsp_set_cb(SSL_CTX *ctx, void (*fp)(void), long *ret)
 
 void ocsp_hide_cb(SSL_CTX *ctx, void *parg)
 {
-    struct status *st = status_of(ctx);
     void *have;
-    if (st == NULL || parg == NULL)
+    if (parg == NULL)
         return;
     memcpy(&have, parg, sizeof have);
-    if (have == as_ptr(status_cb))
-        memcpy(parg, &st->app, sizeof st->app);
+    if (have == as_ptr(status_cb)) {
+        shim_status_cb app = ctx_status_cb(ctx);
+        memcpy(parg, &app, sizeof app);
+    }
 }
 
 enum ocsp_judge ocsp_judge_of(SSL *s)
@@ -118,12 +103,12 @@ enum ocsp_judge ocsp_judge_of(SSL *s)
 int ocsp_ask(SSL *s)
 {
     SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
-    struct status *st = status_of(ctx);
+    shim_status_cb app = ctx_status_cb(ctx);
     void *arg = NULL;
-    if (st == NULL || st->app == NULL)
+    if (app == NULL)
         return 1;
     R(SSL_CTX_ctrl)(ctx, SSL_CTRL_GET_TLSEXT_STATUS_REQ_CB_ARG, 0, &arg);
-    return st->app(s, arg);
+    return app(s, arg);
 }
 
 bool ocsp_present(SSL *s, const struct chain *c)

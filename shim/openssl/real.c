@@ -22,8 +22,8 @@
 #endif
 #endif
 
-#include "log.h"
 #include "real.h"
+#include "absent.h"
 
 /* Helgrind does not model C11 atomics: a pointer published with a release
  * store and read with acquire loads by threads that had no other contact
@@ -76,27 +76,14 @@ bool real_find(const char *name, void **slot)
     return p != NULL;
 }
 
-/* Stands in for a function that cannot be found after all: only a library
- * that carries OpenSSL 3's version without all of its functions lacks one.
- * Every OpenSSL function the shim calls reports failure with 0 or NULL, and
- * the x86-64 and AArch64 calling conventions let a function that takes no
- * arguments be called with some; the shim then stops acting. */
-static long missing(void)
-{
-    return 0;
-}
-
+/* Only a library that carries OpenSSL 3's version without all of its
+ * functions lacks one: every OpenSSL function the shim calls reports
+ * failure with 0 or NULL. */
 void real_late(void **slot, const char *name)
 {
     atomic_only(slot, sizeof *slot);
-    void *p = find(name);
-    if (p == NULL) {
-        long (*stub)(void) = missing;
-        memcpy(&p, &stub, sizeof p);
-        __atomic_store_n(&real_missing, true, __ATOMIC_RELEASE);
-        LOG(LOG_WARN, "OpenSSL 3 function %s not found; resumption is off", name);
-    }
-    __atomic_store_n(slot, p, __ATOMIC_RELEASE);
+    __atomic_store_n(slot, found_or_stub(find(name), "OpenSSL 3", name, &real_missing),
+                     __ATOMIC_RELEASE);
 }
 
 /* Set-up needs both libraries present; one function of each tells. */

@@ -66,7 +66,8 @@ void server_init(long rotate)
 
 static bool conf_now(SSL *s, unsigned char conf[32])
 {
-    return verdict_server_conf(s, settings_peek(s), ctx_recorded(R(SSL_get_SSL_CTX)(s)), conf);
+    struct ctx_parts parts = ctx_parts(R(SSL_get_SSL_CTX)(s));
+    return verdict_server_conf(s, settings_peek(s), &parts, conf);
 }
 
 /* Takes the configuration's fingerprint, unless this handshake already
@@ -181,7 +182,7 @@ static bool keys_into(const struct algs *algs, struct ticket_key *k, unsigned ch
 /* OpenSSL fails outright, instead of doing a full handshake, a resumption
  * on a connection that verifies clients and has no session id context:
  * no ticket is issued for such a session, and none accepted there. */
-static bool verifies_without_context(SSL *s, bool enc)
+static bool verifies_without_context(SSL *s, bool enc, const struct recorded *ctx_rec)
 {
     if (!(R(SSL_get_verify_mode)(s) & SSL_VERIFY_PEER))
         return false;
@@ -192,15 +193,17 @@ static bool verifies_without_context(SSL *s, bool enc)
             R(SSL_SESSION_get0_id_context)(sess, &len);
         return len == 0;
     }
-    return recorded_sid(settings_peek(s), ctx_recorded(R(SSL_get_SSL_CTX)(s)))->sid_len == 0;
+    return recorded_sid(settings_peek(s), ctx_rec)->sid_len == 0;
 }
 
 static int issue(SSL *s, unsigned char name[16], unsigned char *iv, EVP_CIPHER_CTX *cipher,
                  EVP_MAC_CTX *mac, struct ticket_key *k)
 {
     unsigned char conf[32];
-    const struct algs *algs = ctx_algs(R(SSL_get_SSL_CTX)(s));
-    if (algs == NULL || verifies_without_context(s, true) || !ticket_conf(s, true, algs, conf) ||
+    struct ctx_parts parts = ctx_parts(R(SSL_get_SSL_CTX)(s));
+    const struct algs *algs = parts.algs;
+    if (algs == NULL || verifies_without_context(s, true, parts.rec) ||
+        !ticket_conf(s, true, algs, conf) ||
         !ticketkeys_get(algs, conf, ring_epoch(time(NULL)), true, k) ||
         R(RAND_bytes_ex)(algs->libctx, iv, 16, 0) != 1)
         return 0;
@@ -226,8 +229,10 @@ static int accept_ticket(SSL *s, const unsigned char name[16], unsigned char *iv
     struct started *st = started(s, false);
     if (st != NULL)
         st->has_resumed = false;
-    const struct algs *algs = ctx_algs(R(SSL_get_SSL_CTX)(s));
-    if (algs == NULL || verifies_without_context(s, false) || !ticket_conf(s, false, algs, conf) ||
+    struct ctx_parts parts = ctx_parts(R(SSL_get_SSL_CTX)(s));
+    const struct algs *algs = parts.algs;
+    if (algs == NULL || verifies_without_context(s, false, parts.rec) ||
+        !ticket_conf(s, false, algs, conf) ||
         !ticketkeys_get(algs, conf, ticketkeys_epoch(name), false, k) ||
         memcmp(name, k->name, sizeof k->name) != 0 || !keys_into(algs, k, iv, cipher, mac, false))
         return 0;

@@ -98,9 +98,11 @@ static void put_recorded(struct key *k, const struct recorded *conn, const struc
     put_usage(k, conn, ctx);
 }
 
-void verdict_key(SSL *s, const struct recorded *conn, const struct recorded *ctx_rec, bool listed,
+void verdict_key(SSL *s, const struct recorded *conn, const struct ctx_parts *parts, bool listed,
                  struct key *k)
 {
+    const struct recorded *ctx_rec = parts->rec;
+    const struct algs *algs = parts->algs;
     key_begin(k, &ossl_ops, KEY_OPENSSL_CLIENT);
     key_put_peer(k, R(SSL_get_servername)(s, TLSEXT_NAMETYPE_host_name), R(SSL_get_fd)(s), listed);
     key_put_num(k, 'v', (uint64_t)R(SSL_version)(s));
@@ -139,7 +141,6 @@ void verdict_key(SSL *s, const struct recorded *conn, const struct recorded *ctx
     k->reverify = reverify_needed(s, ctx_rec);
     key_put_num(k, 'J', k->reverify);
     put_verify_param(k, s);
-    const struct algs *algs = ctx_algs(ctx);
     put_store(k, 's', R(SSL_CTX_get_cert_store)(ctx), algs);
     X509_STORE *own = NULL;
     R(SSL_ctrl)(s, SSL_CTRL_GET_VERIFY_CERT_STORE, 0, &own);
@@ -174,13 +175,14 @@ static void put_server_certs(struct key *k, SSL *s, const struct algs *algs)
         key_fail(k);
 }
 
-bool verdict_server_conf(SSL *s, const struct recorded *conn, const struct recorded *ctx_rec,
+bool verdict_server_conf(SSL *s, const struct recorded *conn, const struct ctx_parts *parts,
                          unsigned char conf[32])
 {
     struct key k;
     key_begin(&k, &ossl_ops, KEY_OPENSSL_SERVER);
     SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
-    const struct algs *algs = ctx_algs(ctx);
+    const struct recorded *ctx_rec = parts->rec;
+    const struct algs *algs = parts->algs;
     put_server_certs(&k, s, algs);
     key_put_num(&k, '<', (uint64_t)R(SSL_ctrl)(s, SSL_CTRL_GET_MIN_PROTO_VERSION, 0, NULL));
     key_put_num(&k, '>', (uint64_t)R(SSL_ctrl)(s, SSL_CTRL_GET_MAX_PROTO_VERSION, 0, NULL));

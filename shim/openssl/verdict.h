@@ -12,17 +12,18 @@
 
 #include <stdbool.h>
 
+#include "ctx.h"
 #include "key.h"
 #include "real.h"
 #include "settings.h"
 
 /* conn: the connection's recorded settings (may be NULL); ctx its
- * context's. listed: fill the name the store lists the server under. */
-void verdict_key(SSL *s, const struct recorded *conn, const struct recorded *ctx, bool listed,
+ * context's parts. listed: fill the name the store lists the server under. */
+void verdict_key(SSL *s, const struct recorded *conn, const struct ctx_parts *ctx, bool listed,
                  struct key *k);
 /* The fingerprint of a server connection's configuration: what a ticket it
  * issues may be accepted under. False when it cannot be told apart. */
-bool verdict_server_conf(SSL *s, const struct recorded *conn, const struct recorded *ctx,
+bool verdict_server_conf(SSL *s, const struct recorded *conn, const struct ctx_parts *ctx,
                          unsigned char conf[32]);
 
 #endif
