@@ -192,9 +192,10 @@ srv_log() {
 # log after answering: wait (up to 2 s) for the log to stop growing.
 srv_count() {
     local prev=-1 n _ log
-    for _ in $(seq 20); do
+    # a busy machine may not have written the first line yet: up to 10 s
+    # for the first, then until the log stops growing
+    for _ in $(seq 100); do
         n=$(srv_log "$1" | wc -c)
-        # a busy machine may not have written the first line yet
         [ "$n" = "$prev" ] && [ "$n" -gt 0 ] && break
         prev=$n
         sleep 0.1
