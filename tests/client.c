@@ -20,6 +20,7 @@
  *   --cafile F        trust F and verify the server (SSL_VERIFY_PEER)
  *   --verify-host H   expected host name (SSL_set1_host)
  *   --no-shutdown     SSL_free without SSL_shutdown
+ *   --no-shutdown-later  the same, but for the first connection
  *   --no-free         never SSL_shutdown, SSL_free or close a connection that
  *                     worked: the process exits with them (as wget does)
  *   --no-read         never read: send the request and close (warm-up
@@ -83,6 +84,18 @@
  *                     the threads' phase, after the warm-up
  *   --libctx          contexts in a library context of their own, the
  *                     default one left unable to compute (tests/libctx.h)
+ *   --ct POLICY       Certificate Transparency: strict (SSL_CTX_enable_ct)
+ *                     or refuse (a validation callback refusing every chain)
+ *   --dane HEX        DANE for "localhost" with one TLSA record 3 1 1 HEX
+ *   --psk ID:HEX      a PSK client callback giving identity ID and key HEX
+ *   --after-first CMD run the shell command CMD after the first connection
+ *   --verify-none     with --cafile or --capath: trust them, but verify in
+ *                     SSL_VERIFY_NONE mode; print the last connection's
+ *                     verify result ("verify_result=V")
+ *   --verify-cb also counts the leaf certificates its callback was shown,
+ *   printed as "verified_leaf=K"; a failed connection prints
+ *   "client: failed: verify=V reason=R" (its verify result, the reason of
+ *   the last error queued) on stderr, then OpenSSL's errors.
  * Prints "reused=K of=N failed=F" and exits 0 when F is 0. */
 #include <arpa/inet.h>
 #include <dlfcn.h>
@@ -130,7 +143,12 @@ static int port, n = 1, threads = 1, version, fresh_ctx, no_shutdown, no_read, n
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static SSL_SESSION *native_session;
 static int native_first; /* --native-first */
-static int reused, failed, cb_sessions;
+static int reused, failed, cb_sessions, verified_leaf;
+static const char *ct_policy, *dane_hex, *psk_identity, *after_first;
+static int verify_none, no_shutdown_later;
+static long last_verify = -1;
+static unsigned char psk_key[64];
+static long psk_len;
 
 static const char *save_file, *load_file;
 static int keep;
@@ -187,6 +205,8 @@ static int verify_cb(int ok, X509_STORE_CTX *store)
     const struct profile *p = verifying(store);
     if (p == NULL)
         return 0;
+    if (X509_STORE_CTX_get_error_depth(store) == 0)
+        __atomic_fetch_add(&verified_leaf, 1, __ATOMIC_RELAXED);
     if (ok && p->pin && X509_STORE_CTX_get_error_depth(store) == 0 &&
         X509_cmp(X509_STORE_CTX_get_current_cert(store), p->pin) != 0)
         return 0;
@@ -292,6 +312,23 @@ static void add_ca(SSL_CTX *ctx, const char *file)
 
 static OSSL_LIB_CTX *libctx; /* --libctx */
 
+static int refuse_ct(const CT_POLICY_EVAL_CTX *ctx, const STACK_OF(SCT) *scts, void *arg)
+{
+    (void)ctx, (void)scts, (void)arg;
+    return 0;
+}
+
+static unsigned int give_psk(SSL *s, const char *hint, char *identity, unsigned int max_identity,
+                             unsigned char *psk, unsigned int max_psk)
+{
+    (void)s, (void)hint;
+    if (snprintf(identity, max_identity, "%s", psk_identity) >= (int)max_identity ||
+        psk_len > (long)max_psk)
+        return 0;
+    memcpy(psk, psk_key, (size_t)psk_len);
+    return (unsigned int)psk_len;
+}
+
 static SSL_CTX *make_ctx(const struct profile *p)
 {
     SSL_CTX *ctx = SSL_CTX_new_ex(libctx, NULL, generic ? TLS_method() : TLS_client_method());
@@ -304,7 +341,8 @@ static SSL_CTX *make_ctx(const struct profile *p)
     }
     if (p->cafile || p->capath) {
         SSL_CTX_load_verify_locations(ctx, p->cafile, p->capath);
-        SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, p->verify_cb ? verify_cb : NULL);
+        SSL_CTX_set_verify(ctx, verify_none ? SSL_VERIFY_NONE : SSL_VERIFY_PEER,
+                           p->verify_cb ? verify_cb : NULL);
     } else if (p->verify_cb) {
         SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, verify_cb);
     }
@@ -331,6 +369,14 @@ static SSL_CTX *make_ctx(const struct profile *p)
     if (p->client_cert && (SSL_CTX_use_certificate_chain_file(ctx, p->client_cert) != 1 ||
                            SSL_CTX_use_PrivateKey_file(ctx, p->client_cert, SSL_FILETYPE_PEM) != 1))
         fprintf(stderr, "client: cannot use %s\n", p->client_cert);
+    if (ct_policy && strcmp(ct_policy, "strict") == 0)
+        SSL_CTX_enable_ct(ctx, SSL_CT_VALIDATION_STRICT);
+    else if (ct_policy)
+        SSL_CTX_set_ct_validation_callback(ctx, refuse_ct, NULL);
+    if (dane_hex)
+        SSL_CTX_dane_enable(ctx);
+    if (psk_identity)
+        SSL_CTX_set_psk_client_callback(ctx, give_psk);
     if (app_cb || keep) {
         SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT);
         SSL_CTX_sess_set_new_cb(ctx, keep ? keep_session : count_session);
@@ -448,6 +494,17 @@ static int one(const struct profile *p, SSL_CTX *ctx, int index)
         SSL_set_tlsext_host_name(s, p->sni);
     if (p->verify_host)
         SSL_set1_host(s, p->verify_host);
+    if (dane_hex) {
+        unsigned char tlsa[64];
+        long len = 0;
+        unsigned char *bin = OPENSSL_hexstr2buf(dane_hex, &len);
+        if (bin != NULL && len <= (long)sizeof tlsa)
+            memcpy(tlsa, bin, (size_t)len);
+        OPENSSL_free(bin);
+        if (SSL_dane_enable(s, "localhost") <= 0 ||
+            SSL_dane_tlsa_add(s, 3, 1, 1, tlsa, (size_t)len) <= 0)
+            fprintf(stderr, "client: cannot use the TLSA record\n");
+    }
     if (native) {
         pthread_mutex_lock(&lock);
         if (native_session)
@@ -497,6 +554,7 @@ static int one(const struct profile *p, SSL_CTX *ctx, int index)
             goto out;
     }
     ok = 1;
+    __atomic_store_n(&last_verify, SSL_get_verify_result(s), __ATOMIC_RELAXED);
     if (SSL_session_reused(s))
         __atomic_fetch_add(&reused, 1, __ATOMIC_RELAXED);
     if (native) {
@@ -509,9 +567,14 @@ static int one(const struct profile *p, SSL_CTX *ctx, int index)
     }
     if (no_free)
         return ok;
-    if (!no_shutdown)
+    if (!no_shutdown && !(no_shutdown_later && index > 0))
         SSL_shutdown(s);
 out:
+    if (!ok && !quiet && s != NULL) {
+        const char *reason = ERR_reason_error_string(ERR_peek_last_error());
+        fprintf(stderr, "client: failed: verify=%ld reason=%s\n", SSL_get_verify_result(s),
+                reason != NULL ? reason : "-");
+    }
     if (!ok && !quiet)
         ERR_print_errors_fp(stderr);
     ERR_clear_error();
@@ -540,6 +603,8 @@ static void *run(void *arg)
             __atomic_fetch_add(&failed, 1, __ATOMIC_RELAXED);
         if (index == 0 && add_ca_after)
             add_ca(ctx, add_ca_after);
+        if (index == 0 && after_first && system(after_first) != 0)
+            fprintf(stderr, "client: %s failed\n", after_first);
         if (fresh_ctx)
             SSL_CTX_free(ctx);
     }
@@ -596,6 +661,23 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--keepalive")) keepalive = atoi(argv[++i]);
         else if (!strcmp(a, "--sni-count")) sni_count = atoi(argv[++i]);
         else if (!strcmp(a, "--timing")) timing = 1;
+        else if (!strcmp(a, "--ct")) ct_policy = argv[++i];
+        else if (!strcmp(a, "--dane")) dane_hex = argv[++i];
+        else if (!strcmp(a, "--after-first")) after_first = argv[++i];
+        else if (!strcmp(a, "--verify-none")) verify_none = 1;
+        else if (!strcmp(a, "--no-shutdown-later")) no_shutdown_later = 1;
+        else if (!strcmp(a, "--psk")) {
+            char *id = argv[++i], *colon = strchr(id, ':');
+            unsigned char *bin = colon != NULL ? OPENSSL_hexstr2buf(colon + 1, &psk_len) : NULL;
+            if (bin == NULL || psk_len > (long)sizeof psk_key) {
+                fprintf(stderr, "client: --psk ID:HEX\n");
+                return 2;
+            }
+            memcpy(psk_key, bin, (size_t)psk_len);
+            OPENSSL_free(bin);
+            *colon = '\0';
+            psk_identity = id;
+        }
         else if (!strcmp(a, "--libctx")) {
             if ((libctx = own_libctx()) == NULL)
                 return 1;
@@ -653,6 +735,10 @@ int main(int argc, char **argv)
         printf(" status_calls=%d stapled=%d distinct=%d", status_calls, stapled, distinct);
     if (nb)
         printf(" polled=%d", nb_waits);
+    if (verify_none)
+        printf(" verify_result=%ld", last_verify);
+    if (profiles[0].verify_cb || profiles[1].verify_cb)
+        printf(" verified_leaf=%d", verified_leaf);
     if (generic && profiles[0].ctx)
         printf(" mode=%ld cached=%ld", SSL_CTX_get_session_cache_mode(profiles[0].ctx),
                SSL_CTX_sess_number(profiles[0].ctx));

@@ -156,20 +156,25 @@ offered_by() { sed -n "s/^conn=$1 .*offered=//p" "$SLOG"; }
     done
 }
 
-@test "a handshake inside the first SSL_write: TLS 1.3 resumes, TLS 1.2 (judged only after it) is not offered" {
-    start_psk --tls13 --staple "$BATS_FILE_TMPDIR/good.der"
-    run ocsp_client --ocsp-cb any --mode write --n 4
-    assert_success
-    assert_equal "$(resumed)" 3
-    start_psk --tls12 --staple "$BATS_FILE_TMPDIR/good.der"
-    run ocsp_client --ocsp-cb any --mode write --n 4
-    assert_success
-    assert_equal "$(offers)" 0
-    # the same program with a callback that judges nothing resumes
-    start_psk --tls12 --staple "$BATS_FILE_TMPDIR/good.der"
-    run with_shim "$CLIENT" --cafile "$CA" --ocsp-request --mode write --n 4 "$PORT"
-    assert_success
-    assert_equal "$(resumed)" 3
+@test "a handshake inside the first SSL_write is judged before the data: it resumes, and a refusal sends nothing" {
+    local v
+    for v in --tls13 --tls12; do
+        start_psk $v --staple "$BATS_FILE_TMPDIR/good.der"
+        run ocsp_stored "$STORE$v" --ocsp-cb any --mode write --n 4
+        assert_success
+        assert_equal "$(resumed)" 3
+        # The refusing judge fails the write as without the shim, though
+        # it was offered a session (TLS 1.3 refuses inside the handshake,
+        # TLS 1.2 once it resumed), and not a byte reached the server.
+        run client --cafile "$CA" --ocsp-request --ocsp-cb refuse-responder=resumeshim-test-ca \
+            --mode write --n 1 "$PORT"
+        assert_failure
+        run ocsp_stored "$STORE$v" --ocsp-cb refuse-responder=resumeshim-test-ca --mode write --n 1
+        assert_failure
+        assert_output --partial "failed=1"
+        [ "$(offered_by 6)" != "-" ]
+        assert_equal "$(grep -c '^data conn=6 bytes=[1-9]' "$SLOG")" 0
+    done
 }
 
 @test "a session earned without asking for a staple is not offered to a connection that asks" {

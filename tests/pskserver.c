@@ -216,6 +216,10 @@ static void handle(SSL_CTX *ctx, int fd, long seq, FILE *log)
         if (memmem(req, got, "\r\n\r\n", 4))
             break;
     }
+    /* What reached the server after the handshake: a client that refused
+     * it sends nothing. */
+    fprintf(log, "data conn=%ld bytes=%zu\n", seq, got);
+    fflush(log);
     if (!fatal) {
         SSL_write(s, resp, (int)(sizeof resp - 1));
         SSL_shutdown(s);

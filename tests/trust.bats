@@ -68,24 +68,34 @@ setup() {
 }
 
 # judged_again CALLBACK-OPTION [common options]: the application's own
-# callback is asked about the session's server before every offer. Two
-# configurations with the same callback, one pinning the server's
-# certificate, the other pinning another: the second's full handshakes fail
-# (as without the shim), and it must never be offered the session the first
-# earned. Then two that both pin the server's certificate share sessions.
+# callback is asked about the session's server again at the end of every
+# resumed handshake, as in a full one. Two configurations with the same
+# callback (the key cannot tell them apart), one pinning the server's
+# certificate, the other pinning another: the second's connections fail as
+# without the shim, though offered the first's sessions, and send nothing.
+# Then two that both pin the server's certificate share sessions.
 judged_again() {
     local cb="$1"
     shift
-    start_psk "$@"
     local v=()
     [ "${1:-}" = --tls12 ] && v=(--tls12)
-    run with_shim "$CLIENT" --n 6 "${v[@]}" --cafile "$CA" "$cb" --pin "$CERT" \
-        --alt --cafile "$CA" "$cb" --pin "$BATS_FILE_TMPDIR/other.pem" "$PORT"
+    local two=(--n 6 "${v[@]}" --cafile "$CA" "$cb" --pin "$CERT"
+               --alt --cafile "$CA" "$cb" --pin "$BATS_FILE_TMPDIR/other.pem")
+    start_psk "$@"
+    run client "${two[@]}" "$PORT"
     assert_failure
-    assert_output --partial "failed=3"
+    local native=${lines[-1]}
+    [[ "$native" == "reused=0 of=6 failed=3"* ]]
+    start_psk "$@"
+    run with_shim "$CLIENT" "${two[@]}" "$PORT"
+    assert_failure
+    assert_equal "${lines[-1]}" "$native"
     local k
-    for k in 2 4 6; do assert_equal "$(offered_by $k)" "-"; done
-    assert_equal "$(resumed)" 2
+    for k in 2 4 6; do
+        [ "$(offered_by $k)" != "-" ]
+        grep -q "^conn=$k status=ok .*resumed=1" "$SLOG"
+        grep -q "^data conn=$k bytes=0$" "$SLOG"
+    done
     start_psk "$@"
     run with_shim "$CLIENT" --n 6 "${v[@]}" --cafile "$CA" "$cb" --pin "$CERT" \
         --alt --cafile "$CA" "$cb" --pin "$CERT" "$PORT"
@@ -93,12 +103,12 @@ judged_again() {
     assert_equal "$(resumed)" 5
 }
 
-@test "a verify callback is asked again before every offer: it refuses, no offer; it accepts, resumed" {
+@test "a verify callback is asked again at the end of a resumed handshake: it refuses, the connection fails; it accepts, resumed" {
     judged_again --verify-cb --tls13
     judged_again --verify-cb --tls12
 }
 
-@test "a certificate-verify callback is asked again before every offer: it refuses, no offer; it accepts, resumed" {
+@test "a certificate-verify callback is asked again at the end of a resumed handshake: it refuses, the connection fails; it accepts, resumed" {
     judged_again --cert-verify-cb --tls13
     judged_again --cert-verify-cb --tls12
 }

@@ -16,7 +16,7 @@ void key_begin(struct key *k, const struct tls_ops *ops, enum key_kind kind)
     k->bytes[0] = (unsigned char)kind;
     k->server[0] = '\0';
     k->hash = 0;
-    k->reverify = k->staple = k->judge = false;
+    k->staple = k->judge = false;
 }
 
 void key_put(struct key *k, char tag, const void *data, size_t len)

@@ -31,7 +31,6 @@ struct key {
     const struct tls_ops *ops; /* reads the sessions kept under it */
     /* What the backend asks of the connections under this key (in the
      * bytes too): */
-    bool reverify;    /* its callbacks are asked again before an offer */
     bool staple;      /* it asks for a stapled OCSP response, kept with sessions */
     bool judge;       /* ...and judges it by a status callback */
 };

@@ -23,6 +23,7 @@
 #include "appsess.h"
 #include "ctx.h"
 #include "exdata.h"
+#include "session.h"
 
 struct appsess {
     SSL_SESSION *app;  /* the application's object; a reference */
@@ -41,10 +42,32 @@ static void forget(struct appsess *a)
     a->app = a->copy = NULL;
 }
 
+/* OpenSSL marks a connection's session not resumable when the connection
+ * ends unclean: freed or cleared without a shutdown sent, once its
+ * handshake began (ssl_clear_bad_session, ssl/ssl_sess.c), or after a
+ * fatal alert or an unexpected end (ssl/s3_msg.c, ssl/record/rec_layer_s3.c).
+ * Without the shim that session is the application's object, and a program
+ * that offers it again then makes a full handshake; with the shim it is the
+ * copy, so the mark is carried over. A TLS 1.3 copy that is not resumable
+ * says nothing: the shim's cache-mode bit marks it as its handshake ends.
+ * Runs before the ending does: SSL_free frees ex_data first. */
+static void carry_mark(const SSL *s, const struct appsess *a)
+{
+    if (a == NULL || a->app == NULL || R(SSL_get_session)(s) != a->copy)
+        return;
+    bool unclean = !(R(SSL_get_shutdown)(s) & SSL_SENT_SHUTDOWN) && !R(SSL_in_init)(s) &&
+                   !R(SSL_in_before)(s);
+    bool failed = !R(SSL_SESSION_is_resumable)(a->copy) && !session_is_tls13(a->copy);
+    if (unclean || failed)
+        R(SSL_CTX_remove_session)(R(SSL_get_SSL_CTX)(s), a->app);
+}
+
 static void free_appsess(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl,
                          void *argp)
 {
-    (void)parent, (void)ad, (void)idx, (void)argl, (void)argp;
+    (void)ad, (void)idx, (void)argl, (void)argp;
+    if (parent != NULL)
+        carry_mark(parent, ptr);
     forget(ptr);
     free(ptr);
 }
@@ -58,6 +81,11 @@ void appsess_init(void)
 static struct appsess *state(const SSL *s)
 {
     return appsess_index >= 0 ? R(SSL_get_ex_data)(s, appsess_index) : NULL;
+}
+
+void appsess_clearing(const SSL *s)
+{
+    carry_mark(s, state(s));
 }
 
 void appsess_forget(SSL *s)

@@ -9,6 +9,8 @@
 void appsess_init(void);
 /* The handshake starts with the connection's session own. */
 void appsess_begin(SSL *s, SSL_SESSION *own);
+/* SSL_clear is about to end the connection's handshake and session. */
+void appsess_clearing(const SSL *s);
 /* The application sets a session (or none) itself. */
 void appsess_forget(SSL *s);
 /* The session to show the application for the connection's real one. */

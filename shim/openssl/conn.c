@@ -16,10 +16,10 @@
 #include "conn.h"
 #include "ctx.h"
 #include "exdata.h"
+#include "judge.h"
 #include "log.h"
 #include "ocsp.h"
 #include "pool.h"
-#include "reverify.h"
 #include "pooled.h"
 #include "session.h"
 #include "settings.h"
@@ -36,7 +36,6 @@ struct conn {
     time_t born;            /* the verifying full handshake behind this one */
     unsigned gen;           /* fork generation at begin */
     bool started, done, used, verified;
-    bool entry_handshake;   /* the handshake started in a handshake call */
     bool judged;            /* the status callback saw the kept staple */
     bool refused;           /* ...and refused it after a TLS 1.2 resumption */
     int nodelay_fd;         /* socket we switched TCP_NODELAY on, or -1 */
@@ -228,23 +227,10 @@ static void offer(struct conn *c, SSL *s)
     pool_take(&c->key, time(NULL), &p);
     if (p.sess == NULL)
         return;
-    /* A TLS 1.2 resumption is judged by the status callback once the
-     * handshake is over (handshake_done): a handshake run inside the first
-     * SSL_read or SSL_write would have moved data first. And a staple that
-     * could not be kept exact is shown to no judge. */
-    if (p.chain.lost ||
-        (c->key.judge && !c->entry_handshake && !session_is_tls13(p.sess))) {
+    /* A staple that could not be kept exact is shown to no judge, and a
+     * session whose chain cannot be shown to the judge is not offered. */
+    if (p.chain.lost || chain_certs(&p.chain) == NULL) {
         pooled_free(&p);
-        return;
-    }
-    if (c->key.reverify &&
-        !reverify_session(s, ctx_recorded(R(SSL_get_SSL_CTX)(s)), p.sess,
-                          chain_certs(&p.chain))) {
-        /* The application's judge refuses this server now: no offer. The
-         * judge may be this connection's own (a pin of its own), so what
-         * was taken goes back for the others. */
-        LOG(LOG_DEBUG, "not offered: the application's verify callback refused the server");
-        pool_return(&c->key, p, c->gen);
         return;
     }
     SSL_SESSION *give = p.sess;
@@ -261,13 +247,12 @@ static void offer(struct conn *c, SSL *s)
         nodelay_on(c, s);
 }
 
-void conn_begin(SSL *s, enum io io)
+void conn_begin(SSL *s)
 {
     struct conn *c = get_or_create(s);
     if (c == NULL || c->started)
         return;
     c->started = true;
-    c->entry_handshake = io == IO_HANDSHAKE;
     c->gen = pool_generation();
     SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
     struct ctx_parts parts = ctx_connecting(ctx);
@@ -296,6 +281,12 @@ static void stamp(struct conn *c, SSL *s, struct pooled *p)
     if (p->chain.certs == NULL && p->chain.der == NULL && p->chain.staple == NULL &&
         !p->chain.lost)
         p->chain = chain_copy(&c->chain);
+    /* The judge would refuse a chain with a certificate past its notAfter
+     * (an intermediate's may come before the leaf's): offering it would be
+     * a needless failure. */
+    time_t chain_end = chain_expiry(chain_certs(&p->chain));
+    if (chain_end < p->expires)
+        p->expires = chain_end;
     /* A staple past its nextUpdate is not shown to a judge again: a full
      * handshake brings a fresh one. */
     if (c->key.staple) {
@@ -344,11 +335,12 @@ static struct chain kept_staple(struct conn *c, SSL *s, bool reused)
     return k;
 }
 
-/* The application refused the staple its session kept: the connection
- * fails as a full handshake refused by its status callback does (an error
- * on the queue, the handshake call failing, nothing sent after it), and the
- * server's sessions go. */
-static void refuse(struct conn *c, SSL *s, int verdict)
+/* The application's judge refused a resumed connection: it fails as the
+ * full handshake with that outcome fails (the reason libssl pushes on the
+ * queue, the handshake call failing, no data moving after it), and the
+ * server's sessions go. The fatal alert libssl would send cannot be: the
+ * client's Finished has gone, and libssl sends no alert on request. */
+static void refuse(struct conn *c, SSL *s, int reason, const char *why)
 {
     c->refused = true;
     c->verified = false;
@@ -356,15 +348,14 @@ static void refuse(struct conn *c, SSL *s, int verdict)
     store_forget(&c->key);
     R(ERR_new)();
     R(ERR_set_debug)(__FILE__, __LINE__, __func__);
-    R(ERR_set_error)(ERR_LIB_SSL, verdict < 0 ? ERR_R_MALLOC_FAILURE : SSL_R_INVALID_STATUS_RESPONSE,
-                     NULL);
+    R(ERR_set_error)(ERR_LIB_SSL, reason, NULL);
     R(SSL_set_shutdown)(s, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
-    LOG(LOG_DEBUG, "the application's status callback refused a resumed connection");
+    LOG(LOG_DEBUG, "a resumed connection refused: %s", why);
 }
 
 /* A resumed connection whose status callback OpenSSL did not call (TLS
  * 1.2), or that has none: it is shown the staple now, and judged. */
-static void judge_resumed(struct conn *c, SSL *s)
+static void judge_staple(struct conn *c, SSL *s)
 {
     /* Should the staple not fit on the connection, the callback judges
      * its absence, and that verdict is not kept. */
@@ -372,7 +363,8 @@ static void judge_resumed(struct conn *c, SSL *s)
         c->verified = false;
     int verdict = c->key.judge ? ocsp_ask(s) : 1;
     if (verdict <= 0)
-        refuse(c, s, verdict);
+        refuse(c, s, verdict < 0 ? ERR_R_MALLOC_FAILURE : SSL_R_INVALID_STATUS_RESPONSE,
+               "the application's status callback");
 }
 
 static void handshake_done(struct conn *c, SSL *s)
@@ -407,11 +399,9 @@ static void handshake_done(struct conn *c, SSL *s)
         R(SSL_SESSION_free)(c->offered);
         c->offered = NULL;
     }
-    /* The chain the server sent, for the store and for re-verification
-     * (whether a connection re-verifies is in its key); a session restored
-     * from the store has the leaf but not the chain. */
-    STACK_OF(X509) *chain =
-        store_on() || c->key.reverify ? R(SSL_get_peer_cert_chain)(s) : NULL;
+    /* The chain the server sent, for the judge of the sessions it earns; a
+     * session restored from the store has the leaf but not the chain. */
+    STACK_OF(X509) *chain = R(SSL_get_peer_cert_chain)(s);
     if (chain != NULL)
         chain_set_certs(&c->chain, chain);
     else if (reused)
@@ -419,14 +409,28 @@ static void handshake_done(struct conn *c, SSL *s)
     chain_free(&c->offered_chain);
     c->chain.staple = staple.staple, c->chain.staple_len = staple.staple_len;
     c->chain.lost = staple.lost;
-    if (reused && c->offered_kept && c->key.staple && !c->judged)
-        judge_resumed(c, s);
+    if (!reused || !c->offered_kept)
+        return;
+    /* The key chose the session; the judge decides, now, under the
+     * configuration the connection has at its end, in libssl's order: the
+     * chain first, then the staple. */
+    if (judge_resumed(s, ctx_recorded(R(SSL_get_SSL_CTX)(s)), chain_certs(&c->chain)) ==
+        VERDICT_REFUSED)
+        refuse(c, s, SSL_R_CERTIFICATE_VERIFY_FAILED, "the server's chain");
+    else if (c->key.staple && !c->judged)
+        judge_staple(c, s);
 }
 
 static void notice_done(struct conn *c, SSL *s)
 {
     if (!c->done && !R(SSL_in_init)(s) && !R(SSL_in_before)(s))
         handshake_done(c, s);
+}
+
+bool conn_offer_pending(const SSL *s)
+{
+    const struct conn *c = get((SSL *)s);
+    return c != NULL && c->started && !c->done && c->offered != NULL;
 }
 
 bool conn_after(SSL *s, int ret, enum io io)

@@ -14,10 +14,13 @@
 void conn_init(const struct config *cfg);
 enum io { IO_HANDSHAKE, IO_READ, IO_WRITE };
 /* A client handshake may start (the first of the nested hooks). */
-void conn_begin(SSL *s, enum io io);
-/* True when the shim fails the call: the application's status callback
- * refused the staple of a resumed TLS 1.2 connection. */
+void conn_begin(SSL *s);
+/* True when the shim fails the call: the connection resumed a session
+ * the shim offered, and the judge refused it (its chain under the
+ * connection's configuration now, or its staple). */
 bool conn_after(SSL *s, int ret, enum io io);
+/* The shim offered a session and the handshake has not ended. */
+bool conn_offer_pending(const SSL *s);
 /* Around the application's status callback, inside a handshake. */
 void conn_status_before(SSL *s);
 void conn_status_after(SSL *s, int verdict);

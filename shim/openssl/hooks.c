@@ -253,17 +253,55 @@ RECORD_HOOK(SSL_set_purpose, SSL, s, settings_of, SET_PURPOSE)
 RECORD_HOOK(SSL_CTX_set_trust, SSL_CTX, ctx, ctx_recorded, SET_TRUST)
 RECORD_HOOK(SSL_set_trust, SSL, s, settings_of, SET_TRUST)
 
+/* PSK callbacks, which OpenSSL cannot report back: a connection with one
+ * is never offered a session (verdict.c). */
+#define PSK_HOOK(name, type, obj, settings, cbtype)                            \
+    EXPORT void name(type *obj, cbtype cb)                                     \
+    {                                                                          \
+        REAL_OR_VOID(name, (obj, cb));                                         \
+        struct recorded *r = cb != NULL && shim_active() ? settings(obj) : NULL; \
+        if (r != NULL)                                                         \
+            r->psk_cb = true;                                                  \
+        ossl_##name(obj, cb);                                                  \
+    }
+
+PSK_HOOK(SSL_CTX_set_psk_client_callback, SSL_CTX, ctx, ctx_recorded, SSL_psk_client_cb_func)
+PSK_HOOK(SSL_set_psk_client_callback, SSL, s, settings_of, SSL_psk_client_cb_func)
+PSK_HOOK(SSL_CTX_set_psk_use_session_callback, SSL_CTX, ctx, ctx_recorded,
+         SSL_psk_use_session_cb_func)
+PSK_HOOK(SSL_set_psk_use_session_callback, SSL, s, settings_of, SSL_psk_use_session_cb_func)
+
 /* A handshake may start: a server's is the server mode's (once, at the
  * outermost hook: SSL_accept reaches SSL_do_handshake), a client's the
  * connection's. */
-static void begin(SSL *s, bool client, enum io io)
+static void begin(SSL *s, bool client)
 {
     if (!R(SSL_in_before)(s))
         return;
     if (client || !R(SSL_is_server)(s))
-        conn_begin(s, io);
+        conn_begin(s);
     else if (shim_config()->server && !in_handshake())
         server_begin(s);
+}
+
+/* A handshake that ends inside SSL_read or SSL_write moves data in the
+ * same call (ssl3_read_bytes and ssl3_write_bytes run it through the
+ * handshake function, not SSL_do_handshake), before the judge could
+ * refuse the connection. One resuming a session the shim offered is run
+ * alone first: a failure returns as the data call would return it (-1,
+ * or 0 for the _ex calls, whatever the handshake returned), and the data
+ * call follows a handshake that ended and was judged. */
+static bool run_alone(SSL *s)
+{
+    if (!conn_offer_pending(s))
+        return true;
+    if (ossl_SSL_do_handshake == NULL &&
+        !real_find("SSL_do_handshake", (void **)&ossl_SSL_do_handshake))
+        return true;
+    handshake_enter();
+    int r = ossl_SSL_do_handshake(s);
+    handshake_leave();
+    return !conn_after(s, r, IO_HANDSHAKE) && r > 0;
 }
 
 /* The handshake entry points: begin (offer) before, notice the end after. */
@@ -273,7 +311,9 @@ static void begin(SSL *s, bool client, enum io io)
         REAL_OR(name, fail, args);                                             \
         bool on = shim_active() && !(conn_is_quiet(s) && !R(SSL_in_before)(s)); \
         if (on)                                                                \
-            begin(s, client, io);                                              \
+            begin(s, client);                                                  \
+        if (on && io != IO_HANDSHAKE && !run_alone(s))                         \
+            return fail;                                                       \
         handshake_enter();                                                     \
         int r = ossl_##name args;                                              \
         handshake_leave();                                                     \
@@ -300,6 +340,8 @@ EXPORT int SSL_clear(SSL *s)
     REAL_OR(SSL_clear, 0, (s));
     bool on = shim_active();
     bool settle = on && conn_clearing(s);
+    if (on)
+        appsess_clearing(s);
     int r = ossl_SSL_clear(s);
     if (settle)
         conn_cleared(s);

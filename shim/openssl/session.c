@@ -77,6 +77,16 @@ static time_t earliest(time_t a, time_t b)
     return a < b ? a : b;
 }
 
+time_t chain_expiry(STACK_OF(X509) *chain)
+{
+    const OPENSSL_STACK *sk = (const OPENSSL_STACK *)chain;
+    int n = sk != NULL ? R(OPENSSL_sk_num)(sk) : 0;
+    time_t e = n > 0 ? not_after(R(OPENSSL_sk_value)(sk, 0)) : 0;
+    for (int i = 1; i < n; i++)
+        e = earliest(e, not_after(R(OPENSSL_sk_value)(sk, i)));
+    return e;
+}
+
 time_t session_expiry(const SSL_SESSION *sess, time_t born, long max_age, X509 *own_cert)
 {
     time_t e = born + max_age;

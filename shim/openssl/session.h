@@ -17,6 +17,9 @@ bool session_same_ticket(const SSL_SESSION *a, const SSL_SESSION *b);
 /* The last moment the session may be offered, from its own contents and
  * the configured maximum age. */
 time_t session_expiry(const SSL_SESSION *sess, time_t born, long max_age, X509 *own_cert);
+/* The earliest notAfter of a chain; 0 (always past) for none, or for one
+ * that cannot be dated. */
+time_t chain_expiry(STACK_OF(X509) *chain);
 /* A chain's certificates as OpenSSL objects, decoded from its DER on first
  * use (NULL when there are none). */
 STACK_OF(X509) *chain_certs(struct chain *c);

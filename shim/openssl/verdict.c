@@ -7,7 +7,6 @@
 #include "ctx.h"
 #include "log.h"
 #include "ocsp.h"
-#include "reverify.h"
 #include "session.h"
 #include "trust.h"
 #include "verdict.h"
@@ -98,6 +97,22 @@ static void put_recorded(struct key *k, const struct recorded *conn, const struc
     put_usage(k, conn, ctx);
 }
 
+/* What the judge cannot run again on a resumed connection. Certificate
+ * Transparency: libssl validates SCTs only with the chain it verified in
+ * this handshake (ssl_validate_ct, ssl/ssl_lib.c, returns early without
+ * one), and a resumed connection has neither that chain nor the SCTs of
+ * the TLS extension or the staple. A PSK callback: the server then
+ * authenticates by a key the program chooses (TLS 1.2's PSK suites, TLS
+ * 1.3's external PSKs), which no chain stands for. */
+static const char *unjudgeable(SSL *s, const struct recorded *conn, const struct recorded *ctx)
+{
+    if (R(SSL_ct_is_enabled)(s))
+        return "Certificate Transparency";
+    if ((conn != NULL && conn->psk_cb) || (ctx != NULL && ctx->psk_cb))
+        return "a PSK callback";
+    return NULL;
+}
+
 void verdict_key(SSL *s, const struct recorded *conn, const struct ctx_parts *parts, bool listed,
                  struct key *k)
 {
@@ -114,9 +129,9 @@ void verdict_key(SSL *s, const struct recorded *conn, const struct ctx_parts *pa
     /* A verify callback or a certificate-verify callback can judge by
      * anything (a pinned key, a language runtime's own procedure behind
      * one C trampoline, as in Ruby and Perl): no key can tell two of them
-     * apart, so they are not in it. Such a connection is offered a session
-     * only after its callbacks accepted the session's server again
-     * (reverify.c). A client certificate chosen by callback is unknown
+     * apart, so they are not in it; the judge asks them again at the end
+     * of every resumed handshake (judge.c), as a full handshake would. A
+     * client certificate chosen by callback is unknown
      * until the server asks for one, so such connections never resume.
      * A connection that asks for a stapled OCSP response is shown, on
      * resumption, the staple its session's full handshake received, and
@@ -126,9 +141,11 @@ void verdict_key(SSL *s, const struct recorded *conn, const struct ctx_parts *pa
      * see set) cannot be shown it: no resumption. */
     SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
     enum ocsp_judge judge = ocsp_judge_of(s);
-    if (R(SSL_CTX_get_client_cert_cb)(ctx) != NULL || judge == OCSP_UNKNOWN) {
-        LOG(LOG_DEBUG, "no resumption: %s callback",
-            judge == OCSP_UNKNOWN ? "an unknown OCSP status" : "a client-certificate");
+    const char *unjudged = R(SSL_CTX_get_client_cert_cb)(ctx) != NULL ? "a client-certificate callback"
+                           : judge == OCSP_UNKNOWN                   ? "an unknown OCSP status callback"
+                                                                     : unjudgeable(s, conn, ctx_rec);
+    if (unjudged != NULL) {
+        LOG(LOG_DEBUG, "no resumption: %s", unjudged);
         key_fail(k);
         return;
     }
@@ -136,10 +153,6 @@ void verdict_key(SSL *s, const struct recorded *conn, const struct ctx_parts *pa
     k->judge = judge == OCSP_JUDGED;
     if (k->staple)
         key_put_num(k, 'O', (uint64_t)R(SSL_ctrl)(s, SSL_CTRL_GET_TLSEXT_STATUS_REQ_TYPE, 0, NULL));
-    /* Pools of connections whose callbacks are asked again keep the peer
-     * chain for them; the others need not. */
-    k->reverify = reverify_needed(s, ctx_rec);
-    key_put_num(k, 'J', k->reverify);
     put_verify_param(k, s);
     put_store(k, 's', R(SSL_CTX_get_cert_store)(ctx), algs);
     X509_STORE *own = NULL;

@@ -1,0 +1,108 @@
+/* The judge: the server behind a session, verified again (judge.h).
+ *
+ * A resumed handshake does not verify the server: OpenSSL copies the
+ * verdict stored in the session. The key chooses which session is offered,
+ * but it sees the configuration as the handshake starts, and programs set
+ * trust later (Debian's curl 7.88 loads its CA file after its first
+ * SSL_connect has sent the ClientHello), keep it where no getter reaches
+ * (callbacks), or depend on time (an intermediate that expired since). So
+ * the chain behind a session is verified again, as libssl verifies a
+ * server's chain in a full handshake, under the connection's configuration
+ * as it is then. The steps are those of ssl_verify_cert_chain
+ * (ssl/ssl_cert.c, OpenSSL 3.0.x as Debian ships it), in its order:
+ *   the connection's verify store, else its context's; a store context in
+ *   the context's library context and property query; the leaf and the
+ *   chain as the server sent it; the connection's security level as the
+ *   authentication level; the Suite B flags of its certificate settings;
+ *   the connection as the store context's SSL ex_data (callbacks find
+ *   their SSL there); its DANE state; the "ssl_server" defaults overridden
+ *   by the connection's parameters; its verify callback; the context's
+ *   certificate-verify callback in place of X509_verify_cert; then the
+ *   verify result and the matched peer name moved to the connection.
+ * The DANE state is given whether or not DANE is on: X509_verify_cert and
+ * every function it calls read it only behind DANETLS_ENABLED or
+ * DANETLS_HAS_TA (crypto/x509/x509_vfy.c, 3.0.x), which is libssl's own
+ * condition for giving it. */
+#include "ctx.h"
+#include "judge.h"
+#include "util.h"
+
+/* ssl_verify_cert_chain's set-up and verification. Returns what it
+ * returns (> 0 verified), with the verify error in *err. */
+static int verify(SSL *s, const struct recorded *ctx_rec, X509 *leaf, STACK_OF(X509) *chain,
+                  long *err)
+{
+    *err = X509_V_ERR_UNSPECIFIED;
+    X509_STORE *store = NULL;
+    R(SSL_ctrl)(s, SSL_CTRL_GET_VERIFY_CERT_STORE, 0, &store);
+    if (store == NULL)
+        store = R(SSL_CTX_get_cert_store)(R(SSL_get_SSL_CTX)(s));
+    const struct algs *algs = ctx_algs(R(SSL_get_SSL_CTX)(s));
+    X509_STORE_CTX *xs = algs != NULL ? R(X509_STORE_CTX_new_ex)(algs->libctx, algs->propq) : NULL;
+    if (xs == NULL)
+        return 0;
+    /* Certificates a CA directory loads now are verification's own, not
+     * a change the application made to its trust store. */
+    handshake_enter();
+    int ok = 0;
+    int idx = R(SSL_get_ex_data_X509_STORE_CTX_idx)();
+    X509_VERIFY_PARAM *param = NULL;
+    if (idx >= 0 && R(X509_STORE_CTX_init)(xs, store, leaf, chain) == 1)
+        param = R(X509_STORE_CTX_get0_param)(xs);
+    if (param != NULL) {
+        R(X509_VERIFY_PARAM_set_auth_level)(param, R(SSL_get_security_level)(s));
+        /* SSL_CTRL_CERT_FLAGS ORs its argument in and answers the flags:
+         * with 0, a getter (ssl/s3_lib.c). */
+        R(X509_STORE_CTX_set_flags)(xs, (unsigned long)R(SSL_ctrl)(s, SSL_CTRL_CERT_FLAGS, 0, NULL) &
+                                            SSL_CERT_FLAG_SUITEB_128_LOS);
+        if (R(X509_STORE_CTX_set_ex_data)(xs, idx, s) != 1)
+            param = NULL;
+    }
+    if (param != NULL) {
+        R(X509_STORE_CTX_set0_dane)(xs, R(SSL_get0_dane)(s));
+        R(X509_STORE_CTX_set_default)(xs, "ssl_server");
+        R(X509_VERIFY_PARAM_set1)(param, R(SSL_get0_param)(s));
+        SSL_verify_cb cb = R(SSL_get_verify_callback)(s);
+        if (cb != NULL)
+            R(X509_STORE_CTX_set_verify_cb)(xs, cb);
+        if (ctx_rec != NULL && ctx_rec->cert_verify_cb != NULL) {
+            ok = ctx_rec->cert_verify_cb(xs, ctx_rec->cert_verify_arg);
+        } else {
+            ok = R(X509_verify_cert)(xs);
+            if (ok < 0)
+                ok = 0;
+        }
+        *err = R(X509_STORE_CTX_get_error)(xs);
+        R(X509_VERIFY_PARAM_move_peername)(R(SSL_get0_param)(s), param);
+    }
+    handshake_leave();
+    R(X509_STORE_CTX_free)(xs);
+    return ok;
+}
+
+enum verdict judge_resumed(SSL *s, const struct recorded *ctx_rec, STACK_OF(X509) *chain)
+{
+    OPENSSL_STACK *sk = (OPENSSL_STACK *)chain;
+    X509 *leaf = sk != NULL && R(OPENSSL_sk_num)(sk) > 0 ? R(OPENSSL_sk_value)(sk, 0) : NULL;
+    if (leaf == NULL) {
+        /* ssl_verify_cert_chain fails an empty chain. */
+        R(SSL_set_verify_result)(s, X509_V_ERR_UNSPECIFIED);
+        return R(SSL_get_verify_mode)(s) != SSL_VERIFY_NONE ? VERDICT_REFUSED : VERDICT_PASSED;
+    }
+    /* A resumed handshake leaves the error queue as it was; so does a
+     * verification that passes (libssl clears the queue after one, inside
+     * a handshake the application started with nothing on it). */
+    R(ERR_set_mark)();
+    long err;
+    int ok = verify(s, ctx_rec, leaf, chain, &err);
+    R(SSL_set_verify_result)(s, err);
+    /* tls_post_process_server_certificate (ssl/statem/statem_clnt.c):
+     * any verify mode bit makes a failure fatal, not only SSL_VERIFY_PEER;
+     * without one, the result is only recorded. */
+    if (ok <= 0 && R(SSL_get_verify_mode)(s) != SSL_VERIFY_NONE) {
+        R(ERR_clear_last_mark)();
+        return VERDICT_REFUSED;
+    }
+    R(ERR_pop_to_mark)();
+    return VERDICT_PASSED;
+}

@@ -1,0 +1,360 @@
+#!/usr/bin/env bats
+# The key chooses, the judge decides. Each test changes what a program
+# trusts in a way the key cannot see when the handshake starts (a CA file
+# loaded late or rewritten, a CA directory losing its CA, the passing of
+# time, CT, DANE, a PSK), after a run that earned sessions. The program
+# must then fail exactly as it fails without the shim against the same
+# server: the same exit status, the same error printed. Each test runs in
+# TLS 1.3 and 1.2; the server's log shows what was offered and resumed.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+RS="$ROOT/scripts/resumeshim"
+FAKETIME_SO=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
+
+setup() {
+    D="$BATS_FILE_TMPDIR"
+    if [ ! -f "$D/other.pem" ]; then
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+            -subj /CN=other-ca -keyout "$D/other.key" -out "$D/other.pem" 2>/dev/null
+    fi
+    STORE="$BATS_TEST_TMPDIR/store"
+    export XDG_RUNTIME_DIR="$BATS_TEST_TMPDIR/run"
+    mkdir -p -m 700 "$XDG_RUNTIME_DIR"
+}
+
+# What a run printed, OpenSSL's error lines reduced to their code, library
+# and reason (they also name the thread, and the function, file and line
+# that pushed them).
+printed() {
+    sed -E 's/^[0-9A-F]+:error:([0-9A-F]+):([^:]*):[^:]*:([^:]*):.*/error:\1:\2:\3/' <<< "$output"
+}
+
+# like_native CMD...: CMD without the shim, then under it with the store
+# $STORE: the same exit status and the same words.
+like_native() {
+    run bounded "$@"
+    local status0=$status out0
+    out0=$(printed)
+    run shimmed "$@"
+    assert_equal "$status" "$status0"
+    assert_equal "$(printed)" "$out0"
+}
+
+# earn N CMD...: N runs of CMD under the shim with the store, each must work.
+earn() {
+    local n=$1 i
+    shift
+    for i in $(seq "$n"); do
+        run shimmed "$@"
+        assert_success
+    done
+}
+
+# A command, or a function of this file (which bounds its own time).
+bounded() {
+    if [ "$(type -t "$1")" = function ]; then "$@"; else timeout 60 "$@"; fi
+}
+shimmed() { LD_PRELOAD="$PRELOAD" RESUMESHIM_STORE="$STORE" bounded "$@"; }
+
+# Identities offered by connection K (1-based), or "-".
+offered_by() { sed -n "s/^conn=$1 .*offered=//p" "$SLOG"; }
+# The pskserver's connection K resumed, and then no byte of data came.
+resumed_silent() {
+    grep -q "^conn=$1 status=ok .*resumed=1" "$SLOG" &&
+        grep -q "^data conn=$1 bytes=0$" "$SLOG"
+}
+
+versions() { echo --tls13 --tls12; }
+curl_version() { [ "$1" = --tls12 ] && echo "--tlsv1.2 --tls-max 1.2" || echo --tlsv1.3; }
+# curl turns TLS 1.2 tickets off (SSL_OP_NO_TICKET): nginx's session cache
+# resumes its TLS 1.2 sessions.
+
+@test "curl trusting another CA fails as without the shim, though offered a session from the store" {
+    start_nginx "ssl_session_cache shared:judge:1m;"
+    local v
+    for v in $(versions); do
+        rm -rf "$STORE"
+        : > "$SLOG"
+        # shellcheck disable=SC2046
+        earn 3 curl -sS $(curl_version $v) --cacert "$CA" "https://localhost:$PORT/"
+        assert_equal "$(nginx_resumed)" 2
+        # shellcheck disable=SC2046
+        like_native curl -sS $(curl_version $v) --cacert "$D/other.pem" "https://localhost:$PORT/"
+        assert_equal "$status" 60
+        assert_output --partial "unable to get local issuer certificate"
+        # The server's sessions went with the refusal: the next run with the
+        # right CA is a full handshake again, and it succeeds.
+        : > "$SLOG"
+        # shellcheck disable=SC2046
+        earn 1 curl -sS $(curl_version $v) --cacert "$CA" "https://localhost:$PORT/"
+        assert_equal "$(nginx_requests) $(nginx_resumed)" "1 0"
+    done
+}
+
+@test "curl through resumeshim, its CA file rewritten under the same name, fails as without the shim" {
+    start_nginx "ssl_session_cache shared:judge:1m;"
+    local v f="$BATS_TEST_TMPDIR/trust.pem"
+    for v in $(versions); do
+        cp "$CA" "$f"
+        : > "$SLOG"
+        local i
+        for i in 1 2 3; do
+            # shellcheck disable=SC2046
+            run "$RS" curl -sS $(curl_version $v) --cacert "$f" "https://localhost:$PORT/"
+            assert_success
+        done
+        assert_equal "$(nginx_resumed)" 2
+        cp "$D/other.pem" "$f"
+        # shellcheck disable=SC2046
+        run curl -sS $(curl_version $v) --cacert "$f" "https://localhost:$PORT/"
+        local status0=$status out0=$output
+        # shellcheck disable=SC2046
+        run "$RS" curl -sS $(curl_version $v) --cacert "$f" "https://localhost:$PORT/"
+        assert_equal "$status $output" "$status0 $out0"
+        assert_equal "$status" 60
+        # It was offered a session, and refused it.
+        [ "$(nginx_requests)" -eq 3 ]
+    done
+}
+
+@test "curl run once per request through resumeshim, trusting its CA file, resumes 9 of 10" {
+    start_nginx "ssl_session_cache shared:judge:1m;"
+    local v i
+    for v in $(versions); do
+        : > "$SLOG"
+        for i in $(seq 10); do
+            # shellcheck disable=SC2046
+            run "$RS" curl -sS $(curl_version $v) --cacert "$CA" "https://localhost:$PORT/"
+            assert_success
+            assert_output ok
+        done
+        assert_equal "$(nginx_requests) $(nginx_resumed)" "10 9"
+    done
+}
+
+@test "PHP's curl (its libcurl bound past the preload) trusting another CA fails as without the shim" {
+    start_nginx "ssl_session_cache shared:judge:1m;"
+    local php="$BATS_TEST_TMPDIR/fetch.php"
+    cat > "$php" <<'PHP'
+<?php
+$c = curl_init($argv[1]);
+curl_setopt($c, CURLOPT_CAINFO, $argv[2]);
+curl_setopt($c, CURLOPT_SSLVERSION, $argv[3] === '1.2'
+    ? CURL_SSLVERSION_TLSv1_2 | CURL_SSLVERSION_MAX_TLSv1_2
+    : CURL_SSLVERSION_TLSv1_3 | CURL_SSLVERSION_MAX_TLSv1_3);
+curl_setopt($c, CURLOPT_RETURNTRANSFER, true);
+$r = curl_exec($c);
+if ($r === false) { fwrite(STDERR, "curl error " . curl_errno($c) . ": " . curl_error($c) . "\n"); exit(1); }
+echo $r;
+PHP
+    local v
+    for v in 1.3 1.2; do
+        rm -rf "$STORE"
+        : > "$SLOG"
+        earn 4 curl -sS --tlsv$v --tls-max $v --cacert "$CA" "https://localhost:$PORT/"
+        # PHP's curl is offered what the command earned, and resumes it...
+        earn 1 php "$php" "https://localhost:$PORT/" "$CA" $v
+        assert_equal "$(nginx_resumed)" 4
+        # ...but not with a CA that does not sign the server.
+        like_native php "$php" "https://localhost:$PORT/" "$D/other.pem" $v
+        assert_failure
+        assert_output --partial "curl error 60"
+        assert_equal "$(nginx_requests)" 5
+    done
+}
+
+@test "a CA directory that lost its CA lets nothing in: through the store, and in one process with fresh contexts" {
+    local v dir="$BATS_TEST_TMPDIR/capath"
+    for v in $(versions); do
+        start_psk $v
+        rm -rf "$STORE" "$dir"
+        mkdir -p "$dir"
+        cp "$CA" "$dir/ca.pem"
+        openssl rehash "$dir"
+        earn 2 "$CLIENT" $v --capath "$dir" --n 1 "$PORT"
+        rm -f "$dir"/*
+        like_native "$CLIENT" $v --capath "$dir" --n 1 "$PORT"
+        assert_failure
+        assert_output --partial "verify=20 reason=certificate verify failed"
+        [ "$(offered_by 4)" != "-" ]
+        # One process: the directory empties after its first connection.
+        local one=("$CLIENT" $v --capath "$dir" --fresh-ctx --n 3 --after-first "rm -f $dir/*")
+        cp "$CA" "$dir/ca.pem"
+        openssl rehash "$dir"
+        run timeout 60 "${one[@]}" "$PORT"
+        local status0=$status out0
+        out0=$(printed)
+        assert_output --partial "failed=2"
+        cp "$CA" "$dir/ca.pem"
+        openssl rehash "$dir"
+        run shimmed "${one[@]}" "$PORT"
+        assert_equal "$status" "$status0"
+        assert_equal "$(printed)" "$out0"
+        # The shim's second connection (9) was offered one, and the
+        # refusal took the server's sessions: its third was offered none.
+        [ "$(offered_by 9)" != "-" ]
+        assert_equal "$(offered_by 10)" "-"
+    done
+}
+
+# A chain root -> intermediate -> leaf, the intermediate expiring in ten
+# minutes, the root and leaf in days.
+make_short_chain() {
+    local d="$BATS_FILE_TMPDIR/short"
+    [ -f "$d/server.pem" ] && return 0
+    mkdir -p "$d"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 10 \
+        -subj /CN=short-root -keyout "$d/root.key" -out "$d/root.pem" 2>/dev/null
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=short-int \
+        -keyout "$d/int.key" -out "$d/int.csr" 2>/dev/null
+    printf 'basicConstraints=critical,CA:true\nkeyUsage=keyCertSign\n' > "$d/int.ext"
+    # Made "two days ago less ten minutes", for two days.
+    faketime "$(date -u -d '-2 days +10 minutes' '+%Y-%m-%d %H:%M:%S')" \
+        openssl x509 -req -in "$d/int.csr" -CA "$d/root.pem" -CAkey "$d/root.key" \
+        -CAcreateserial -days 2 -extfile "$d/int.ext" -out "$d/int.pem" 2>/dev/null
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=localhost \
+        -keyout "$d/server.key" -out "$d/server.csr" 2>/dev/null
+    printf 'subjectAltName=DNS:localhost\n' > "$d/server.ext"
+    faketime "$(date -u -d '-1 day' '+%Y-%m-%d %H:%M:%S')" \
+        openssl x509 -req -in "$d/server.csr" -CA "$d/int.pem" -CAkey "$d/int.key" \
+        -CAcreateserial -days 5 -extfile "$d/server.ext" -out "$d/leaf.pem" 2>/dev/null
+    cat "$d/leaf.pem" "$d/int.pem" > "$d/server.pem"
+}
+
+@test "an intermediate CA that expired after the session was earned lets nothing in" {
+    make_short_chain
+    local d="$BATS_FILE_TMPDIR/short" v
+    for v in $(versions); do
+        CERT="$d/server.pem" KEY="$d/server.key" start_psk $v
+        rm -rf "$STORE"
+        earn 2 "$CLIENT" $v --cafile "$d/root.pem" --n 1 "$PORT"
+        # Twenty minutes on, for the client (the plain build: libfaketime
+        # hangs beside libasan).
+        run env LD_PRELOAD="$FAKETIME_SO" FAKETIME=+20m timeout 60 \
+            "$CLIENT" $v --cafile "$d/root.pem" --n 1 "$PORT"
+        local status0=$status out0
+        out0=$(printed)
+        assert_failure
+        assert_output --partial "verify=10 reason=certificate verify failed"
+        run env LD_PRELOAD="$SHIM $FAKETIME_SO" FAKETIME=+20m RESUMESHIM_STORE="$STORE" \
+            timeout 60 "$CLIENT" $v --cafile "$d/root.pem" --n 1 "$PORT"
+        assert_equal "$status" "$status0"
+        assert_equal "$(printed)" "$out0"
+    done
+}
+
+@test "Certificate Transparency (strict, or a refusing callback) is not bypassed by a session earned without it" {
+    local v ct
+    for v in $(versions); do
+        for ct in strict refuse; do
+            start_psk $v
+            rm -rf "$STORE"
+            # Validating SCTs asks for a staple (SSL_CTX_set_ct_validation_callback
+            # sets the status type): so did the run that earned the session.
+            earn 2 "$CLIENT" $v --cafile "$CA" --ocsp-request --n 1 "$PORT"
+            like_native "$CLIENT" $v --cafile "$CA" --ct $ct --n 1 "$PORT"
+            assert_failure
+            assert_equal "$(offered_by 4)" "-"
+        done
+    done
+}
+
+@test "DANE with a TLSA record the server does not match is not bypassed by a session" {
+    local v wrong
+    wrong=$(printf '%064d' 0)
+    for v in $(versions); do
+        start_psk $v
+        rm -rf "$STORE"
+        # SSL_dane_enable names the server (SNI) and the host to check
+        # when the program has not: the program did, alike in both runs.
+        local named=(--sni localhost --verify-host localhost)
+        earn 2 "$CLIENT" $v --cafile "$CA" "${named[@]}" --n 1 "$PORT"
+        like_native "$CLIENT" $v --cafile "$CA" "${named[@]}" --dane "$wrong" --n 1 "$PORT"
+        assert_failure
+        assert_output --partial "verify=65 reason=certificate verify failed"
+        # Offered a session and resumed it, the shim's run refused the
+        # server before a byte of data.
+        [ "$(offered_by 4)" != "-" ]
+        resumed_silent 4
+    done
+}
+
+# psk_fetch ID KEY: a request to s_server -www (port $PSKPORT) through
+# openssl s_client's PSK callback; prints what the server's page says of
+# the session: its PSK identity, and whether it was reused.
+psk_fetch() {
+    printf 'GET / HTTP/1.0\r\n\r\n' | timeout 20 openssl s_client -connect "127.0.0.1:$PSKPORT" \
+        -tls1_2 -cipher RSA-PSK-AES128-GCM-SHA256 -psk_identity "$1" -psk "$2" -CAfile "$CA" \
+        -quiet -ign_eof 2> /dev/null | grep -a 'PSK identity:\|^Reused'
+}
+
+@test "a client PSK callback: another identity or key never resumes the first one's session (TLS 1.2 RSA-PSK)" {
+    local d="$BATS_FILE_TMPDIR/rsa" key=000102030405060708090a0b0c0d0e0f
+    mkdir -p "$d"
+    openssl req -newkey rsa:2048 -nodes -subj /CN=localhost -keyout "$d/server.key" \
+        -out "$d/server.csr" 2>/dev/null
+    printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' > "$d/ext"
+    openssl x509 -req -in "$d/server.csr" -CA "$CA" -CAkey "$D/ca.key" -CAcreateserial \
+        -days 2 -extfile "$d/ext" -out "$d/server.pem" 2>/dev/null
+    PSKPORT=$(free_port)
+    openssl s_server -quiet -accept "127.0.0.1:$PSKPORT" -cert "$d/server.pem" \
+        -key "$d/server.key" -tls1_2 -cipher RSA-PSK-AES128-GCM-SHA256 -psk_identity alice \
+        -psk "$key" -www > /dev/null 2>&1 < /dev/null &
+    echo $! >> "$BATS_TEST_TMPDIR/pids"
+    wait_port "$PSKPORT"
+    earn 2 psk_fetch alice "$key"
+    # The server sees bob, as without the shim: no session of alice's.
+    like_native psk_fetch bob "$key"
+    assert_success
+    assert_output "    PSK identity: bob"
+    # Alice with another key fails, as without the shim.
+    like_native psk_fetch alice 0f0e0d0c0b0a09080706050403020100
+    assert_failure
+}
+
+@test "an application's own TLS 1.2 session freed without SSL_shutdown is not resumable, as without the shim" {
+    start_psk --tls12
+    # The first connection shuts down cleanly; the second resumes its
+    # session and is freed without a shutdown, which ends the session.
+    run client --tls12 --native-first --no-shutdown-later --n 4 "$PORT"
+    assert_output "reused=1 of=4 failed=0 resumable=0"
+    run with_shim "$CLIENT" --tls12 --native-first --no-shutdown-later --n 4 "$PORT"
+    assert_output "reused=1 of=4 failed=0 resumable=0"
+    assert_equal "$(resumed)" 2
+}
+
+@test "a verify callback is shown the session's chain on every resumed connection, in one process and through the store" {
+    local v
+    for v in $(versions); do
+        start_psk $v
+        run with_shim "$CLIENT" $v --cafile "$CA" --verify-cb --n 4 "$PORT"
+        assert_success
+        assert_output "reused=3 of=4 failed=0 verified_leaf=4"
+        rm -rf "$STORE"
+        earn 2 "$CLIENT" $v --cafile "$CA" --verify-cb --n 1 "$PORT"
+        assert_output "reused=1 of=1 failed=0 verified_leaf=1"
+        assert_equal "$(resumed)" 4
+    done
+}
+
+@test "without verification, a resumed connection reports the verify result a full handshake would" {
+    local v dir="$BATS_TEST_TMPDIR/capath"
+    for v in $(versions); do
+        start_psk $v
+        rm -rf "$STORE" "$dir"
+        mkdir -p "$dir"
+        cp "$CA" "$dir/ca.pem"
+        openssl rehash "$dir"
+        earn 2 "$CLIENT" $v --capath "$dir" --verify-none --n 1 "$PORT"
+        assert_output "reused=1 of=1 failed=0 verify_result=0"
+        # The directory no longer holds the CA: the connection still works
+        # (nothing is enforced), and reports what verification found.
+        rm -f "$dir"/*
+        run client $v --capath "$dir" --verify-none --n 1 "$PORT"
+        assert_output "reused=0 of=1 failed=0 verify_result=20"
+        earn 1 "$CLIENT" $v --capath "$dir" --verify-none --n 1 "$PORT"
+        assert_output "reused=1 of=1 failed=0 verify_result=20"
+    done
+}
