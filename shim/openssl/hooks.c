@@ -26,6 +26,7 @@
 #include "server.h"
 #include "session.h"
 #include "settings.h"
+#include "sigcache.h"
 #include "trust.h"
 #include "util.h"
 
@@ -210,6 +211,21 @@ EXPORT int X509_LOOKUP_ctrl(X509_LOOKUP *lu, int cmd, const char *argc, long arg
     int r = ossl_X509_LOOKUP_ctrl(lu, cmd, argc, argl, ret);
     lookup_added(lu, cmd, argc, argl, r);
     return r;
+}
+
+/* A certificate's signature checked inside a handshake or a judgment:
+ * once is enough for the same certificate and key (sigcache.c). */
+EXPORT int X509_verify(X509 *a, EVP_PKEY *r)
+{
+    REAL_OR(X509_verify, -1, (a, r));
+    if (!in_handshake() || !shim_started())
+        return ossl_X509_verify(a, r);
+    if (sigcache_known(a, r))
+        return 1;
+    int ok = ossl_X509_verify(a, r);
+    if (ok > 0)
+        sigcache_note(a, r);
+    return ok;
 }
 
 STORE_HOOK(X509_STORE_add_cert, X509)

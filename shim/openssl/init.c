@@ -17,6 +17,7 @@
 #include "ring.h"
 #include "server.h"
 #include "settings.h"
+#include "sigcache.h"
 #include "start.h"
 #include "trust.h"
 
@@ -54,6 +55,7 @@ static void init_once(void)
     appsess_init();
     ocsp_init(conn_status_before, conn_status_after);
     trust_init();
+    sigcache_init();
     if (cfg->server)
         server_init(cfg->rotate);
     __atomic_store_n(&active, true, __ATOMIC_RELEASE);
