@@ -37,7 +37,8 @@ struct conn {
     unsigned gen;           /* fork generation at begin */
     bool started, done, used, verified;
     bool judged;            /* the status callback saw the kept staple */
-    bool refused;           /* ...and refused it after a TLS 1.2 resumption */
+    bool refused;           /* the judge refused the resumed connection */
+    int refusal;            /* the reason pushed for it (SSL_R_...) */
     int nodelay_fd;         /* socket we switched TCP_NODELAY on, or -1 */
     unsigned n_held;
     struct pooled *held;    /* pool_size slots, allocated on demand */
@@ -340,15 +341,26 @@ static struct chain kept_staple(struct conn *c, SSL *s, bool reused)
  * queue, the handshake call failing, no data moving after it), and the
  * server's sessions go. The fatal alert libssl would send cannot be: the
  * client's Finished has gone, and libssl sends no alert on request. */
+static void push_refusal(const struct conn *c)
+{
+    R(ERR_new)();
+    R(ERR_set_debug)(__FILE__, __LINE__, __func__);
+    R(ERR_set_error)(ERR_LIB_SSL, c->refusal, NULL);
+}
+
 static void refuse(struct conn *c, SSL *s, int reason, const char *why)
 {
     c->refused = true;
+    c->refusal = reason;
     c->verified = false;
     pool_forget(&c->key);
     store_forget(&c->key);
-    R(ERR_new)();
-    R(ERR_set_debug)(__FILE__, __LINE__, __func__);
-    R(ERR_set_error)(ERR_LIB_SSL, reason, NULL);
+    push_refusal(c);
+    /* A fatal alert marks the session not resumable (ssl3_send_alert,
+     * ssl/s3_msg.c): a program that keeps it must not resume it. */
+    SSL_SESSION *sess = R(SSL_get_session)(s);
+    if (sess != NULL)
+        R(SSL_CTX_remove_session)(R(SSL_get_SSL_CTX)(s), sess);
     R(SSL_set_shutdown)(s, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
     LOG(LOG_DEBUG, "a resumed connection refused: %s", why);
 }
@@ -440,8 +452,12 @@ bool conn_after(SSL *s, int ret, enum io io)
         return false;
     bool was_done = c->done;
     notice_done(c, s);
+    /* The refused call fails; so does every later handshake call, as on a
+     * connection whose handshake failed (reads and writes find it shut). */
+    if (c->refused && ret > 0 && was_done && io == IO_HANDSHAKE)
+        push_refusal(c);
     if (c->refused)
-        return ret > 0 && !was_done;
+        return ret > 0 && (!was_done || io == IO_HANDSHAKE);
     /* A completed handshake is not use: the application may still reject
      * the peer. Data read or written is. */
     if (ret <= 0 || !c->done || io == IO_HANDSHAKE)
