@@ -171,14 +171,19 @@ PHP
     done
 }
 
+# ca_dir DIR: a hashed CA directory holding the test CA.
+ca_dir() {
+    mkdir -p "$1"
+    cp "$CA" "$1/ca.pem"
+    openssl rehash "$1"
+}
+
 @test "a CA directory that lost its CA lets nothing in: through the store, and in one process with fresh contexts" {
     local v dir="$BATS_TEST_TMPDIR/capath"
     for v in $(versions); do
         start_psk $v
         rm -rf "$STORE" "$dir"
-        mkdir -p "$dir"
-        cp "$CA" "$dir/ca.pem"
-        openssl rehash "$dir"
+        ca_dir "$dir"
         earn 2 "$CLIENT" $v --capath "$dir" --n 1 "$PORT"
         rm -f "$dir"/*
         like_native "$CLIENT" $v --capath "$dir" --n 1 "$PORT"
@@ -187,14 +192,12 @@ PHP
         [ "$(offered_by 4)" != "-" ]
         # One process: the directory empties after its first connection.
         local one=("$CLIENT" $v --capath "$dir" --fresh-ctx --n 3 --after-first "rm -f $dir/*")
-        cp "$CA" "$dir/ca.pem"
-        openssl rehash "$dir"
+        ca_dir "$dir"
         run timeout 60 "${one[@]}" "$PORT"
         local status0=$status out0
         out0=$(printed)
         assert_output --partial "failed=2"
-        cp "$CA" "$dir/ca.pem"
-        openssl rehash "$dir"
+        ca_dir "$dir"
         run shimmed "${one[@]}" "$PORT"
         assert_equal "$status" "$status0"
         assert_equal "$(printed)" "$out0"
@@ -350,9 +353,7 @@ psk_fetch() {
     for v in $(versions); do
         start_psk $v
         rm -rf "$STORE" "$dir"
-        mkdir -p "$dir"
-        cp "$CA" "$dir/ca.pem"
-        openssl rehash "$dir"
+        ca_dir "$dir"
         earn 2 "$CLIENT" $v --capath "$dir" --verify-none --n 1 "$PORT"
         assert_output "reused=1 of=1 failed=0 verify_result=0"
         # The directory no longer holds the CA: the connection still works
