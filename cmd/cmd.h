@@ -11,9 +11,12 @@ _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* The store the program would be given when no option names one, malloc'd
- * (NULL: none): an inherited RESUMESHIM_STORE, else the user's runtime
- * directory, else the cache. */
+/* a, b and c one after another, kept for the run (never freed). */
+char *join(const char *a, const char *b, const char *c);
+
+/* The store the program would be given when no option names one (NULL:
+ * none), kept as join's: an inherited RESUMESHIM_STORE, else the user's
+ * runtime directory, else the cache. */
 char *default_store(void);
 
 /* The subcommands, on the store named by --store (store), by default

@@ -49,12 +49,10 @@ static char *judged(const char *sub, const char *store, bool none)
 {
     if (none)
         usage_error("%s: no store to use with --no-store", sub);
-    char *dir = store != NULL ? strdup(store) : default_store();
+    char *dir = store != NULL ? join(store, "", "") : default_store();
     struct stat st;
-    if (dir == NULL || stat(dir, &st) != 0) {
-        free(dir);
+    if (dir == NULL || stat(dir, &st) != 0)
         return NULL;
-    }
     if (!S_ISDIR(st.st_mode))
         die("%s: %s: not a directory", sub, dir);
     if (st.st_uid != geteuid())
@@ -64,17 +62,11 @@ static char *judged(const char *sub, const char *store, bool none)
             (unsigned)(st.st_mode & 07777));
     /* The library marks the directories it made its store; any other is
      * the user's, and its files are not the store's to list or remove. */
-    char *mark = malloc(strlen(dir) + sizeof "/resumeshim-store");
-    if (mark == NULL)
-        die("%s: out of memory", sub);
-    sprintf(mark, "%s/resumeshim-store", dir);
-    bool marked = lstat(mark, &st) == 0 && S_ISREG(st.st_mode);
-    free(mark);
+    bool marked = lstat(join(dir, "/", "resumeshim-store"), &st) == 0 && S_ISREG(st.st_mode);
     if (!marked) {
         if (holds_files(dir))
             die("%s: %s: not a store (it holds files and no resumeshim-store file); leaving it "
                 "alone", sub, dir);
-        free(dir);
         return NULL;
     }
     return dir;

@@ -7,6 +7,7 @@
  * processes, a handful of system calls, then it replaces itself with the
  * program, whose exit status and signals are then its own. */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +29,7 @@ static const char me[] = "resumeshim";
 #ifdef LIBDIR
 /* Where make install put the library, as the installed command says it
  * to strings(1) and to the suite's check of the install. */
-__attribute__((used)) static const char libdir_line[] = "libdir='" LIBDIR "'";
+__attribute__((used, retain)) static const char libdir_line[] = "libdir='" LIBDIR "'";
 #endif
 
 static void say(const char *fmt, va_list ap)
@@ -105,12 +106,24 @@ static void usage(void)
     exit(fflush(stdout) == 0 ? 0 : 1);
 }
 
-static char *join(const char *a, const char *b, const char *c)
+/* The strings of a run, never freed: kept in one static block rather than
+ * the heap, whose first use costs system calls and page faults, each a
+ * share of the run this command is a wrapper around. */
+static char arena[8 * PATH_MAX];
+static size_t used;
+
+static char *keep(size_t n)
+{
+    if (n > sizeof arena - used)
+        die("too long a file name");
+    used += n;
+    return arena + used - n;
+}
+
+char *join(const char *a, const char *b, const char *c)
 {
     size_t la = strlen(a), lb = strlen(b), lc = strlen(c);
-    char *s = malloc(la + lb + lc + 1);
-    if (s == NULL)
-        die("out of memory");
+    char *s = keep(la + lb + lc + 1);
     memcpy(s, a, la);
     memcpy(s + la, b, lb);
     memcpy(s + la + lb, c, lc + 1);
@@ -133,10 +146,8 @@ static const char *cwd(void)
         struct stat a, b;
         if (pwd != NULL && pwd[0] == '/' && stat(pwd, &a) == 0 && stat(".", &b) == 0 &&
             a.st_dev == b.st_dev && a.st_ino == b.st_ino)
-            dir = strdup(pwd);
-        else
-            dir = getcwd(NULL, 0);
-        if (dir == NULL)
+            dir = join(pwd, "", "");
+        else if ((dir = getcwd(keep(PATH_MAX), PATH_MAX)) == NULL)
             die("cannot tell the working directory: %s", strerror(errno));
     }
     return dir;
@@ -170,7 +181,7 @@ char *default_store(void)
 }
 
 /* VALUE in plain decimal, or exit 2. */
-static char *number(const char *what, const char *val, long lo, long hi)
+static const char *number(const char *what, const char *val, long lo, long hi)
 {
     const char *n = val;
     while (*n == '0')
@@ -180,13 +191,16 @@ static char *number(const char *what, const char *val, long lo, long hi)
     if (*val == '\0' || strspn(val, "0123456789") != strlen(val) || len > 7 || v < lo ||
         v > hi)
         usage_error("invalid %s '%s' (a number from %ld to %ld)", what, val, lo, hi);
-    return join(len > 0 ? n : "0", "", "");
+    return len > 0 ? n : "0";
 }
 
 /* mkdir -p, private: the library refuses the store otherwise, and says so. */
 static bool make_dirs(const char *path)
 {
-    char *p = join(path, "", "");
+    char p[PATH_MAX];
+    if (strlen(path) >= sizeof p)
+        return false;
+    strcpy(p, path);
     for (char *s = p + 1;; s++) {
         if (*s != '/' && *s != '\0')
             continue;
@@ -198,7 +212,6 @@ static bool make_dirs(const char *path)
         if (c == '\0')
             break;
     }
-    free(p);
     return is_dir(path);
 }
 
@@ -212,17 +225,22 @@ static bool make_dirs(const char *path)
 static char *tree_lib(int *argc, char ***argv)
 {
     const char *fn = (const char *)getauxval(AT_EXECFN);
-    char *self;
+    char *self = keep(PATH_MAX);
+    bool found;
     if (*argc >= 2 && fn != NULL && strcmp(fn, (*argv)[1]) == 0 &&
         strcmp((*argv)[0], (*argv)[1]) != 0) {
-        self = realpath((*argv)[1], NULL);
+        found = realpath((*argv)[1], self) != NULL;
         (*argv)[1] = (*argv)[0];
         (*argv)++;
         (*argc)--;
     } else {
-        self = realpath("/proc/self/exe", NULL);
+        /* Resolved already: one system call, where realpath makes one per
+         * component. */
+        ssize_t n = readlink("/proc/self/exe", self, PATH_MAX - 1);
+        found = n > 0;
+        self[found ? n : 0] = '\0';
     }
-    if (self == NULL)
+    if (!found)
         die("cannot find where I am: %s", strerror(errno));
     for (int up = 0; up < 2; up++)
         *strrchr(self, '/') = '\0';
@@ -240,25 +258,20 @@ static char *find(const char *cmd, struct stat *st)
     const char *path = getenv("PATH");
     if (path == NULL)
         path = "/usr/bin:/bin";
-    char *prog = NULL;
+    char *prog = NULL, p[PATH_MAX];
     for (const char *d = path;; d++) {
         size_t n = strcspn(d, ":");
-        char *dir = n > 0 ? strndup(d, n) : strdup(".");
-        char *p = dir != NULL ? join(dir, "/", cmd) : NULL;
-        free(dir);
         struct stat s;
-        if (p != NULL && stat(p, &s) == 0 && S_ISREG(s.st_mode)) {
+        if (snprintf(p, sizeof p, "%.*s/%s", (int)n, n > 0 ? d : ".", cmd) < (int)sizeof p &&
+            stat(p, &s) == 0 && S_ISREG(s.st_mode)) {
             bool x = faccessat(AT_FDCWD, p, X_OK, AT_EACCESS) == 0;
             if (prog == NULL || x) {
-                free(prog);
-                prog = p;
+                prog = join(p, "", "");
                 *st = s;
-                p = NULL;
             }
             if (x)
                 break;
         }
-        free(p);
         d += n;
         if (*d == '\0')
             break;
@@ -285,30 +298,63 @@ static void judge(const char *prog, const struct stat *st)
     exit(126);
 }
 
-/* Preloaded first, unless the program's LD_PRELOAD already has it (where
- * another library, such as a sanitizer runtime, may have to come first). */
-static void preload(const char *lib)
-{
-    const char *old = getenv("LD_PRELOAD");
-    if (old != NULL && *old != '\0') {
-        char *real = realpath(lib, NULL), *list = join(old, "", ""), *save = NULL;
-        for (char *e = strtok_r(list, " :", &save); e != NULL; e = strtok_r(NULL, " :", &save)) {
-            char *r = strcmp(e, lib) == 0 ? NULL : realpath(e, NULL);
-            bool same = r == NULL ? strcmp(e, lib) == 0 : real != NULL && strcmp(r, real) == 0;
-            free(r);
-            if (same)
-                return;
-        }
-    }
-    char *v = old != NULL && *old != '\0' ? join(lib, " ", old) : join(lib, "", "");
-    if (setenv("LD_PRELOAD", v, 1) != 0)
-        die("cannot set LD_PRELOAD: %s", strerror(errno));
-}
+/* The variables the program's environment gets (NAME=VALUE) or loses
+ * (NAME): handed to execve with the rest of this one's, not set one by
+ * one, which would copy the environment onto the heap. */
+static const char *changes[12];
+static int n_changes;
 
 static void put(const char *name, const char *val)
 {
-    if (val != NULL && setenv(name, val, 1) != 0)
-        die("cannot set %s: %s", name, strerror(errno));
+    if (val != NULL)
+        changes[n_changes++] = join(name, "=", val);
+}
+
+static void drop(const char *name)
+{
+    changes[n_changes++] = name;
+}
+
+/* The environment with the changes made. */
+static char **environment(char **env, char **out)
+{
+    int n = 0;
+    for (; *env != NULL; env++) {
+        bool changed = false;
+        for (int i = 0; i < n_changes && !changed; i++) {
+            size_t len = strcspn(changes[i], "=");
+            changed = strncmp(*env, changes[i], len) == 0 && (*env)[len] == '=';
+        }
+        if (!changed)
+            out[n++] = *env;
+    }
+    for (int i = 0; i < n_changes; i++)
+        if (strchr(changes[i], '=') != NULL)
+            out[n++] = (char *)changes[i];
+    out[n] = NULL;
+    return out;
+}
+
+/* Preloaded first, unless the program's LD_PRELOAD already has it (where
+ * another library, such as a sanitizer runtime, may have to come first):
+ * by this path, or by another naming the same file. */
+static void preload(const char *lib, const struct stat *st)
+{
+    const char *old = getenv("LD_PRELOAD");
+    for (const char *e = old != NULL ? old : ""; *e != '\0';) {
+        size_t n = strcspn(e, " :");
+        char name[PATH_MAX];
+        struct stat s;
+        if (n > 0 && n < sizeof name) {
+            memcpy(name, e, n);
+            name[n] = '\0';
+            if (strcmp(name, lib) == 0 ||
+                (stat(name, &s) == 0 && s.st_dev == st->st_dev && s.st_ino == st->st_ino))
+                return;
+        }
+        e += n + (e[n] != '\0');
+    }
+    put("LD_PRELOAD", old != NULL && *old != '\0' ? join(lib, " ", old) : lib);
 }
 
 int main(int argc, char **argv)
@@ -316,11 +362,12 @@ int main(int argc, char **argv)
 #ifdef LIBDIR
     const char *lib = LIBDIR "/libresumeshim.so";
 #else
-    char *lib = tree_lib(&argc, &argv);
+    const char *lib = tree_lib(&argc, &argv);
 #endif
     /* Options. Each sets a variable; none is put in the environment
      * before all have parsed. */
-    char *pool_size = NULL, *max_age = NULL, *max_hosts = NULL, *rotate = NULL, *store = NULL;
+    const char *pool_size = NULL, *max_age = NULL, *max_hosts = NULL, *rotate = NULL;
+    char *store = NULL;
     const char *log = NULL;
     char *log_file = NULL;
     bool server = false, stats = false, no_store = false, dashdash = false;
@@ -449,15 +496,21 @@ int main(int argc, char **argv)
         warn("no store: no XDG_RUNTIME_DIR, XDG_CACHE_HOME or HOME directory; sessions stay in "
              "memory");
     if (store == NULL) {
-        unsetenv("RESUMESHIM_STORE");
+        drop("RESUMESHIM_STORE");
     } else {
         if (!is_dir(store) && !make_dirs(store))
             warn("%s: cannot create the store directory", store);
         put("RESUMESHIM_STORE", store);
     }
-    preload(lib);
+    preload(lib, &lst);
 
-    execv(prog, argv + i);
+    extern char **environ;
+    int n_env = 0;
+    while (environ[n_env] != NULL)
+        n_env++;
+    char *envv[n_env + n_changes + 1];
+    char **env = environment(environ, envv);
+    execve(prog, argv + i, env);
     /* A file without #! is a shell script, to exec as to the shell. */
     if (errno == ENOEXEC) {
         char **args = calloc((size_t)(argc - i) + 2, sizeof *args);
@@ -465,7 +518,7 @@ int main(int argc, char **argv)
             args[0] = "/bin/sh";
             args[1] = prog;
             memcpy(args + 2, argv + i + 1, (size_t)(argc - i - 1) * sizeof *args);
-            execv("/bin/sh", args);
+            execve("/bin/sh", args, env);
         }
     }
     int e = errno;
