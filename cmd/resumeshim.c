@@ -262,8 +262,9 @@ static char *find(const char *cmd, struct stat *st)
     for (const char *d = path;; d++) {
         size_t n = strcspn(d, ":");
         struct stat s;
-        if (snprintf(p, sizeof p, "%.*s/%s", (int)n, n > 0 ? d : ".", cmd) < (int)sizeof p &&
-            stat(p, &s) == 0 && S_ISREG(s.st_mode)) {
+        /* An empty entry is the working directory. */
+        int len = snprintf(p, sizeof p, "%.*s/%s", n > 0 ? (int)n : 1, n > 0 ? d : ".", cmd);
+        if (len < (int)sizeof p && stat(p, &s) == 0 && S_ISREG(s.st_mode)) {
             bool x = faccessat(AT_FDCWD, p, X_OK, AT_EACCESS) == 0;
             if (prog == NULL || x) {
                 prog = join(p, "", "");
