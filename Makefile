@@ -70,6 +70,13 @@ build/shim.map: shim/openssl/hooks.def shim/gnutls/hooks.def | build
 build tests/bin:
 	mkdir -p $@
 
+# The tree's path, rewritten only when it changed (a tree moved or copied):
+# scripts/resumeshim names it.
+build/tree-path: FORCE | build
+	@[ "$$(cat $@ 2>/dev/null)" = '$(CURDIR)' ] || echo '$(CURDIR)' > $@
+
+FORCE:
+
 # Each object depends on the headers it includes (-MMD), and on nothing
 # else: an edit rebuilds what it touches.
 build/obj/core build/obj/openssl build/obj/gnutls build/obj/cmd build/obj/cmd/core build/install:
@@ -117,7 +124,7 @@ build/resumeshim: $(CMD_OBJS) $(CMD_CORE_OBJS) build/core.ok
 # the script that preceded it did, copies and symbolic links included. It
 # also says, for whoever reads it, the version and the variables the
 # command sets. The path goes in a #! line: no space, and not too long.
-scripts/resumeshim: build/resumeshim cmd/resumeshim.c
+scripts/resumeshim: build/resumeshim cmd/resumeshim.c build/tree-path
 	@case '$(CURDIR)' in *[' 	:']*) echo "$(CURDIR): a space or colon in the tree's path" >&2; \
 	    exit 1;; esac; [ $$(printf %s '$(CURDIR)' | wc -c) -lt 200 ] || \
 	    { echo "$(CURDIR): too long a path for a #! line" >&2; exit 1; }
@@ -232,4 +239,4 @@ bench-quick: deps all test-programs
 clean:
 	rm -rf build tests/bin libresumeshim.so scripts/resumeshim
 
-.PHONY: all deps test test-asan test-programs unit demo bench bench-quick install uninstall clean
+.PHONY: FORCE all deps test test-asan test-programs unit demo bench bench-quick install uninstall clean
