@@ -242,8 +242,12 @@ static char *tree_lib(int *argc, char ***argv)
     }
     if (!found)
         die("cannot find where I am: %s", strerror(errno));
-    for (int up = 0; up < 2; up++)
-        *strrchr(self, '/') = '\0';
+    /* Two levels up; at the root, the root. */
+    for (int up = 0; up < 2; up++) {
+        char *slash = strrchr(self, '/');
+        if (slash != NULL)
+            *slash = '\0';
+    }
     return join(self, "/libresumeshim.so", "");
 }
 #endif

@@ -928,7 +928,7 @@ bool store_list(const char *path, char salt[HEX_LEN + 1], store_visit visit, voi
     if (d != NULL)
         closedir(d);
     /* In name order, so that a listing reads the same twice. */
-    if (ok)
+    if (ok && n > 0)
         qsort(names, n, sizeof *names, by_str);
     for (size_t i = 0; i < n; i++) {
         struct record recs[RECORDS_MAX];
