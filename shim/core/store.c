@@ -352,7 +352,8 @@ static bool remove_entries(int dfd)
     struct dirent *e;
     bool all = true;
     while ((e = readdir(d)) != NULL)
-        if (entry_name(e->d_name) && unlinkat(dfd, e->d_name, 0) != 0 && errno != ENOENT)
+        if (entry_name(e->d_name) && unlinkat(dfd, e->d_name, 0) != 0 && errno != ENOENT &&
+            errno != EISDIR) /* a directory in the way is not the store's */
             all = false;
     closedir(d);
     return all;
