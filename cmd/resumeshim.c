@@ -115,7 +115,7 @@ static size_t used;
 static char *keep(size_t n)
 {
     if (n > sizeof arena - used)
-        die("too long a file name");
+        die("too long a file name, or LD_PRELOAD");
     used += n;
     return arena + used - n;
 }
