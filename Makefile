@@ -1,4 +1,4 @@
-# libresumeshim: `make` builds the library, `make test` runs the suite,
+# libresumeshim: `make` builds the library and the resumeshim command, `make test` runs the suite,
 # `make demo` shows it at work, `make bench` measures it; all three install
 # missing Debian packages. `make install` (PREFIX, DESTDIR) installs the
 # library, the resumeshim command and the manual pages resumeshim(1) and
@@ -21,7 +21,7 @@ PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
 LIBDIR  ?= $(PREFIX)/lib
 MANDIR  ?= $(PREFIX)/share/man
-VERSION := $(shell sed -n 's/^version=//p' scripts/resumeshim)
+VERSION := $(shell sed -n 's/^\#define VERSION "\(.*\)"$$/\1/p' cmd/resumeshim.c)
 
 # Two layers: shim/core/ knows no TLS library (sessions reach it through
 # include/seam.h); a backend a library: shim/openssl/ and shim/gnutls/,
@@ -32,11 +32,27 @@ GTLS_SRCS := $(wildcard shim/gnutls/*.c)
 SRCS := $(CORE_SRCS) $(OSSL_SRCS) $(GTLS_SRCS)
 OBJS := $(SRCS:shim/%.c=build/obj/%.o)
 HDRS := $(wildcard include/*.h shim/*/*.h shim/*/*.def)
+CMD_SRCS := $(wildcard cmd/*.c)
+CMD_OBJS := $(CMD_SRCS:cmd/%.c=build/obj/cmd/%.o)
+# The core rooms the command links: the store, and what it calls.
+CMD_CORE_OBJS := $(patsubst %,build/obj/cmd/core/%.o,store record util log fork pooled key)
+# The command is built with musl, statically, when musl-gcc is there
+# (scripts/deps installs it): glibc's start-up reads the CPU's features
+# with some 70 CPUID instructions, each a trap to the hypervisor on a
+# virtual machine (6.5 us each on the bench's), which a process started
+# only to exec another would pay twice; musl's reads none. Otherwise cc.
+CMD_CC := $(shell command -v musl-gcc 2>/dev/null)
+CMD_LDFLAGS := $(if $(CMD_CC),-static)
+CMD_CC := $(or $(CMD_CC),$(CC))
+# Each page the command touches is a fault of its own, a few microseconds
+# on a virtual machine: only the code it uses, in one segment.
+CMD_CFLAGS := -ffunction-sections -fdata-sections
+CMD_LDFLAGS += -Wl,--gc-sections -Wl,-z,noseparate-code
 TESTBIN := tests/bin/client tests/bin/pskserver tests/bin/fuzzstore tests/bin/delayrelay \
            tests/bin/lifecycle tests/bin/vhostserver tests/bin/vhostclient tests/bin/policyserver \
            tests/bin/gnutlsclient tests/bin/dualclient tests/bin/verifyedge tests/bin/unit
 
-all: libresumeshim.so
+all: libresumeshim.so build/resumeshim scripts/resumeshim
 
 # The version script names exactly the hooks of shim/openssl/hooks.def, under
 # OpenSSL 3's symbol version, so a program linked to OpenSSL 1.1 never binds
@@ -54,9 +70,16 @@ build/shim.map: shim/openssl/hooks.def shim/gnutls/hooks.def | build
 build tests/bin:
 	mkdir -p $@
 
+# The tree's path, rewritten only when it changed (a tree moved or copied):
+# scripts/resumeshim names it.
+build/tree-path: FORCE | build
+	@[ "$$(cat $@ 2>/dev/null)" = '$(CURDIR)' ] || echo '$(CURDIR)' > $@
+
+FORCE:
+
 # Each object depends on the headers it includes (-MMD), and on nothing
 # else: an edit rebuilds what it touches.
-build/obj/core build/obj/openssl build/obj/gnutls:
+build/obj/core build/obj/openssl build/obj/gnutls build/obj/cmd build/obj/cmd/core build/install:
 	mkdir -p $@
 
 build/obj/core/%.o: shim/core/%.c | build/obj/core
@@ -68,7 +91,14 @@ build/obj/openssl/%.o: shim/openssl/%.c | build/obj/openssl
 build/obj/gnutls/%.o: shim/gnutls/%.c | build/obj/gnutls
 	$(CC) $(CFLAGS) -Ishim/gnutls -MMD -MP -c -o $@ $<
 
--include $(OBJS:.o=.d)
+build/obj/cmd/%.o: cmd/%.c | build/obj/cmd
+	$(CMD_CC) $(CFLAGS) $(CMD_CFLAGS) -MMD -MP -c -o $@ $<
+
+# The same core sources, compiled for the command's C library.
+build/obj/cmd/core/%.o: shim/core/%.c | build/obj/cmd/core
+	$(CMD_CC) $(CFLAGS) $(CMD_CFLAGS) -MMD -MP -c -o $@ $<
+
+-include $(OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(CMD_CORE_OBJS:.o=.d)
 
 # The seam, proved: no object of the core may have read a TLS library's
 # header, directly or through another header (its -MMD list says which it
@@ -80,6 +110,31 @@ build/core.ok: $(CORE_SRCS:shim/%.c=build/obj/%.o)
 
 libresumeshim.so: $(OBJS) build/shim.map build/core.ok
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
+
+# The resumeshim command (cmd/): a program of its own, linked with the
+# core's store rooms, so that list and clear read and empty the store with
+# the library's code; it links no TLS library (build/core.ok). In the tree
+# it finds the library beside it; installed, where make install put it.
+build/resumeshim: $(CMD_OBJS) $(CMD_CORE_OBJS) build/core.ok
+	$(CMD_CC) $(CFLAGS) $(CMD_LDFLAGS) -o $@ $(CMD_OBJS) $(CMD_CORE_OBJS)
+
+# The tree's command, as the suite and the examples run it: a file whose
+# first line has the kernel run build/resumeshim on it (no shell starts),
+# which then looks for the library beside the directory of this file, as
+# the script that preceded it did, copies and symbolic links included. It
+# also says, for whoever reads it, the version and the variables the
+# command sets. The path goes in a #! line: no space, and not too long.
+scripts/resumeshim: build/resumeshim cmd/resumeshim.c build/tree-path
+	@case '$(CURDIR)' in *[' 	:']*) echo "$(CURDIR): a space or colon in the tree's path" >&2; \
+	    exit 1;; esac; [ $$(printf %s '$(CURDIR)' | wc -c) -lt 200 ] || \
+	    { echo "$(CURDIR): too long a path for a #! line" >&2; exit 1; }
+	{ echo '#!$(CURDIR)/build/resumeshim'; \
+	  echo '# resumeshim, the command of this tree, made by make from cmd/ (see the Makefile).'; \
+	  echo 'version=$(VERSION)'; \
+	  echo "# It sets $$(grep -o '"RESUMESHIM_[A-Z_]*"' cmd/resumeshim.c | tr -d '"' | \
+	    sort -u | tr '\n' ' ')"; } > $@.tmp
+	chmod 755 $@.tmp
+	mv $@.tmp $@
 
 tests/bin/%: tests/%.c | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lssl -lcrypto -lpthread
@@ -155,14 +210,17 @@ demo: deps all test-programs
 
 # The command learns where the library went, the manual pages their version;
 # made afresh each time, since they depend on the variables of this run.
-install: libresumeshim.so | build
-	sed "s|^libdir=.*|libdir='$(LIBDIR)'|" scripts/resumeshim > build/resumeshim
+install: libresumeshim.so $(CMD_OBJS) $(CMD_CORE_OBJS) | build/install
+	$(CMD_CC) $(CFLAGS) $(CMD_CFLAGS) $(CMD_LDFLAGS) -DLIBDIR='"$(LIBDIR)"' \
+	    -o build/install/resumeshim \
+	    cmd/resumeshim.c \
+	    $(filter-out build/obj/cmd/resumeshim.o,$(CMD_OBJS)) $(CMD_CORE_OBJS)
 	sed 's/@VERSION@/$(VERSION)/' scripts/resumeshim.1 > build/resumeshim.1
 	sed 's/@VERSION@/$(VERSION)/' scripts/libresumeshim.7 > build/libresumeshim.7
 	install -d "$(DESTDIR)$(LIBDIR)" "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(MANDIR)/man1" \
 	    "$(DESTDIR)$(MANDIR)/man7"
 	install -m 644 libresumeshim.so "$(DESTDIR)$(LIBDIR)/libresumeshim.so"
-	install -m 755 build/resumeshim "$(DESTDIR)$(BINDIR)/resumeshim"
+	install -m 755 build/install/resumeshim "$(DESTDIR)$(BINDIR)/resumeshim"
 	install -m 644 build/resumeshim.1 "$(DESTDIR)$(MANDIR)/man1/resumeshim.1"
 	install -m 644 build/libresumeshim.7 "$(DESTDIR)$(MANDIR)/man7/libresumeshim.7"
 
@@ -179,6 +237,6 @@ bench-quick: deps all test-programs
 	scripts/bench --quick
 
 clean:
-	rm -rf build tests/bin libresumeshim.so
+	rm -rf build tests/bin libresumeshim.so scripts/resumeshim
 
-.PHONY: all deps test test-asan test-programs unit demo bench bench-quick install uninstall clean
+.PHONY: FORCE all deps test test-asan test-programs unit demo bench bench-quick install uninstall clean

@@ -470,3 +470,52 @@ resumeshim-store"
     assert_success
     [ ! -e "$p/bin/resumeshim" ] && [ ! -e "$p/lib/libresumeshim.so" ]
 }
+
+# The command is for loops that run a program once per request: it judges
+# and execs in-process, a shell and getcap no more.
+@test "the command starts no process of its own: its exec, the program's, and no fork" {
+    run strace -f -e trace=execve,execveat,fork,vfork,clone,clone3 -o "$BATS_TEST_TMPDIR/t" \
+        "$RS" /bin/true
+    assert_success
+    run grep -cE '^[0-9]+ +(execve|execveat)\(' "$BATS_TEST_TMPDIR/t"
+    assert_output 2
+    run grep -E '^[0-9]+ +(fork|vfork|clone|clone3)\(' "$BATS_TEST_TMPDIR/t"
+    assert_output ""
+    grep -q 'execve("/bin/true", \["/bin/true"\]' "$BATS_TEST_TMPDIR/t"
+}
+
+@test "a file without #! runs as a shell script, as the shell's exec runs it" {
+    printf 'echo "script [$0] $*"\n' > "$BATS_TEST_TMPDIR/plain"
+    chmod +x "$BATS_TEST_TMPDIR/plain"
+    run "$RS" "$BATS_TEST_TMPDIR/plain" a 'b c'
+    assert_success
+    assert_output "script [$BATS_TEST_TMPDIR/plain] a b c"
+}
+
+@test "found through PATH as exec finds it: a file that cannot run is passed over, an empty entry is here" {
+    mkdir -p "$BATS_TEST_TMPDIR/p1" "$BATS_TEST_TMPDIR/p2" "$BATS_TEST_TMPDIR/here"
+    printf '#!/bin/sh\necho one\n' > "$BATS_TEST_TMPDIR/p1/prog"
+    printf '#!/bin/sh\necho two\n' > "$BATS_TEST_TMPDIR/p2/prog"
+    chmod 644 "$BATS_TEST_TMPDIR/p1/prog"
+    chmod 755 "$BATS_TEST_TMPDIR/p2/prog"
+    PATH="$BATS_TEST_TMPDIR/p1:$BATS_TEST_TMPDIR/p2:$PATH" run "$RS" prog
+    assert_output two
+    # Only one that cannot run: exec's own failure.
+    PATH="$BATS_TEST_TMPDIR/p1:$PATH" run "$RS" prog
+    assert_equal "$status" 126
+    printf '#!/bin/sh\necho here\n' > "$BATS_TEST_TMPDIR/here/prog"
+    chmod 755 "$BATS_TEST_TMPDIR/here/prog"
+    cd "$BATS_TEST_TMPDIR/here"
+    PATH=":$PATH" run "$RS" prog
+    assert_output here
+    PATH="$PATH" run -127 "$RS" prog
+}
+
+@test "LD_PRELOAD naming the shim by a hard link is left as it is: the loader takes it for the same file" {
+    # Beside the library, on its file system.
+    hard="$ROOT/build/wrapper-test-$$.so"
+    ln -f "$SHIM_REAL" "$hard"
+    LD_PRELOAD="$hard" run "$RS" sh -c 'echo "$LD_PRELOAD"'
+    rm -f "$hard"
+    assert_output "$hard"
+}

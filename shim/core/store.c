@@ -188,12 +188,12 @@ static int open_file(int dfd, const char *name, int flags, off_t *size)
 #define BUSY_PAUSE 10
 static time_t busy_until;
 
-static int lock_store(int dfd)
+static int lock_store(int dfd, long wait_us)
 {
     int fd = open_file(dfd, "lock", O_RDWR | O_CREAT, NULL);
     long waited = 0, pause = 20;
     while (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        if ((errno != EWOULDBLOCK && errno != EINTR) || waited >= LOCK_WAIT_US) {
+        if ((errno != EWOULDBLOCK && errno != EINTR) || waited >= wait_us) {
             LOG(LOG_INFO, "store busy; going on without it for %d s", BUSY_PAUSE);
             __atomic_store_n(&busy_until, time(NULL) + BUSY_PAUSE, __ATOMIC_RELAXED);
             close(fd);
@@ -228,7 +228,7 @@ static bool op_begin(struct op *op)
     pthread_mutex_lock(&op_lock);
     op->held = true;
     op->dfd = open_store();
-    op->lfd = op->dfd >= 0 ? lock_store(op->dfd) : -1;
+    op->lfd = op->dfd >= 0 ? lock_store(op->dfd, LOCK_WAIT_US) : -1;
     return op->lfd >= 0;
 }
 
@@ -342,17 +342,21 @@ static bool entry_name(const char *name)
            is_hex(name + 2, HEX_LEN);
 }
 
-/* Entries named under another salt can never be found again. */
-static void remove_entries(int dfd)
+/* Entries named under another salt can never be found again. Whether
+ * every one went. */
+static bool remove_entries(int dfd)
 {
     DIR *d = listing(dfd);
     if (d == NULL)
-        return;
+        return false;
     struct dirent *e;
+    bool all = true;
     while ((e = readdir(d)) != NULL)
-        if (entry_name(e->d_name))
-            unlinkat(dfd, e->d_name, 0);
+        if (entry_name(e->d_name) && unlinkat(dfd, e->d_name, 0) != 0 && errno != ENOENT &&
+            errno != EISDIR) /* a directory in the way is not the store's */
+            all = false;
     closedir(d);
+    return all;
 }
 
 /* The store's salt, made on first use (the lock is held). A missing or
@@ -889,4 +893,92 @@ void store_init(const struct config *cfg)
         return;
     }
     LOG(LOG_INFO, "sessions shared through the store in %s", dir);
+}
+
+/* The resumeshim command's list and clear (store.h). The store's files are
+ * read, named and removed here, by the code that writes them, so that
+ * their format is written once. */
+static int by_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+bool store_list(const char *path, char salt[HEX_LEN + 1], store_visit visit, void *arg)
+{
+    dir = strdup(path);
+    int dfd = dir != NULL ? open_store() : -1;
+    DIR *d = dfd >= 0 ? listing(dfd) : NULL;
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    bool ok = d != NULL;
+    if (ok && !get_salt(dfd, false, salt))
+        salt[0] = '\0';
+    for (struct dirent *e; ok && (e = readdir(d)) != NULL;) {
+        if (!entry_name(e->d_name))
+            continue;
+        if (n == cap) {
+            char **more = realloc(names, (cap = cap ? 2 * cap : 64) * sizeof *names);
+            ok = more != NULL;
+            names = more != NULL ? more : names;
+        }
+        if (ok && (names[n] = strdup(e->d_name)) != NULL)
+            n++;
+        else
+            ok = false;
+    }
+    if (d != NULL)
+        closedir(d);
+    /* In name order, so that a listing reads the same twice. */
+    if (ok && n > 0)
+        qsort(names, n, sizeof *names, by_str);
+    for (size_t i = 0; i < n; i++) {
+        struct record recs[RECORDS_MAX];
+        char server[HEX_LEN + 1], *buf = NULL;
+        size_t len;
+        off_t size;
+        /* Rewritten by renames: each file read is whole without the lock. */
+        int fd = ok ? open_file(dfd, names[i], O_RDONLY, &size) : -1;
+        if (fd >= 0) {
+            buf = read_all(fd, size, &len);
+            close(fd);
+        }
+        int m = buf != NULL ? record_parse(buf, len, server, recs, RECORDS_MAX) : -1;
+        if (m >= 0)
+            visit(server, recs, m, arg);
+        if (buf != NULL)
+            explicit_bzero(buf, len);
+        free(buf);
+        free(names[i]);
+    }
+    free(names);
+    if (dfd >= 0)
+        close(dfd);
+    free(dir);
+    dir = NULL;
+    return ok;
+}
+
+bool store_server_hash(const struct tls_ops *ops, const char salt[HEX_LEN + 1],
+                       const char *server, char out[HEX_LEN + 1])
+{
+    return salted(ops, salt, server, strlen(server), out);
+}
+
+bool store_clear(const char *path, long wait_us)
+{
+    dir = strdup(path);
+    int dfd = dir != NULL ? open_store() : -1;
+    int lfd = dfd >= 0 ? lock_store(dfd, wait_us) : -1;
+    /* The lock and the mark stay: every process of the shim goes on
+     * sharing them. A directory in the way is not the store's. */
+    bool ok = lfd >= 0 && remove_entries(dfd);
+    ok = ok && (unlinkat(dfd, "tmp", 0) == 0 || errno == ENOENT || errno == EISDIR);
+    ok = ok && (unlinkat(dfd, "salt", 0) == 0 || errno == ENOENT || errno == EISDIR);
+    if (lfd >= 0)
+        close(lfd);
+    if (dfd >= 0)
+        close(dfd);
+    free(dir);
+    dir = NULL;
+    return ok;
 }

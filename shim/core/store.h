@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "key.h"
+#include "record.h"
 #include "seam.h"
 
 /* A session encoded and named for one entry, ready to be written. */
@@ -40,5 +41,19 @@ void store_write(struct stored **list, unsigned n);
  * false to leave it as it is. Every copy is wiped after use. */
 typedef bool (*store_update)(const char *in, size_t len, char *out, size_t *out_len, void *arg);
 bool store_rewrite(const char *name, size_t max, store_update update, void *arg);
+
+/* For the resumeshim command, given the store's absolute path, a directory
+ * it judged the user's own store. store_list hands visit each readable
+ * entry, in name order: its server (the salted hash store_server_hash
+ * makes of a "host:port"), and its records, expired ones too; salt gets
+ * the store's salt ("" when it has none). store_clear removes every entry,
+ * the salt and any tmp under the lock, waiting up to wait_us for it. Both
+ * false when the store could not be read or emptied. */
+typedef void (*store_visit)(const char server[HEX_LEN + 1], const struct record *recs, int n,
+                            void *arg);
+bool store_list(const char *path, char salt[HEX_LEN + 1], store_visit visit, void *arg);
+bool store_server_hash(const struct tls_ops *ops, const char salt[HEX_LEN + 1],
+                       const char *server, char out[HEX_LEN + 1]);
+bool store_clear(const char *path, long wait_us);
 
 #endif
