@@ -38,6 +38,7 @@ struct conn {
     bool started, done, used, verified;
     bool judged;            /* the status callback saw the kept staple */
     bool refused;           /* the judge refused the resumed connection */
+    bool pending;           /* ...or a verify callback suspended the judgment */
     int refusal;            /* the reason pushed for it (SSL_R_...) */
     int nodelay_fd;         /* socket we switched TCP_NODELAY on, or -1 */
     unsigned n_held;
@@ -379,6 +380,26 @@ static void judge_staple(struct conn *c, SSL *s)
                "the application's status callback");
 }
 
+/* The key chose the session; the judge decides, now, under the
+ * configuration the connection has at its end, in libssl's order: the
+ * chain first, then the staple. A verify callback may suspend the
+ * judgment (SSL_set_retry_verify), as it suspends a full handshake: the
+ * call then fails with SSL_ERROR_WANT_RETRY_VERIFY, and the next
+ * handshake call judges again. */
+static void judge(struct conn *c, SSL *s)
+{
+    enum verdict v = judge_resumed(s, ctx_recorded(R(SSL_get_SSL_CTX)(s)), chain_certs(&c->chain));
+    c->pending = v == VERDICT_PENDING;
+    if (v == VERDICT_REFUSED) {
+        refuse(c, s, SSL_R_CERTIFICATE_VERIFY_FAILED, "the server's chain");
+    } else if (v == VERDICT_UNJUDGED) {
+        R(SSL_set_verify_result)(s, X509_V_ERR_NO_VALID_SCTS);
+        refuse(c, s, SSL_R_CALLBACK_FAILED, "Certificate Transparency turned on after the offer");
+    } else if (v == VERDICT_PASSED && c->key.staple && !c->judged) {
+        judge_staple(c, s);
+    }
+}
+
 static void handshake_done(struct conn *c, SSL *s)
 {
     c->done = true;
@@ -421,16 +442,8 @@ static void handshake_done(struct conn *c, SSL *s)
     chain_free(&c->offered_chain);
     c->chain.staple = staple.staple, c->chain.staple_len = staple.staple_len;
     c->chain.lost = staple.lost;
-    if (!reused || !c->offered_kept)
-        return;
-    /* The key chose the session; the judge decides, now, under the
-     * configuration the connection has at its end, in libssl's order: the
-     * chain first, then the staple. */
-    if (judge_resumed(s, ctx_recorded(R(SSL_get_SSL_CTX)(s)), chain_certs(&c->chain)) ==
-        VERDICT_REFUSED)
-        refuse(c, s, SSL_R_CERTIFICATE_VERIFY_FAILED, "the server's chain");
-    else if (c->key.staple && !c->judged)
-        judge_staple(c, s);
+    if (reused && c->offered_kept)
+        judge(c, s);
 }
 
 static void notice_done(struct conn *c, SSL *s)
@@ -442,7 +455,7 @@ static void notice_done(struct conn *c, SSL *s)
 bool conn_offer_pending(const SSL *s)
 {
     const struct conn *c = get((SSL *)s);
-    return c != NULL && c->started && !c->done && c->offered != NULL;
+    return c != NULL && c->started && ((!c->done && c->offered != NULL) || c->pending);
 }
 
 bool conn_after(SSL *s, int ret, enum io io)
@@ -450,14 +463,18 @@ bool conn_after(SSL *s, int ret, enum io io)
     struct conn *c = get(s);
     if (c == NULL || !c->started)
         return false;
-    bool was_done = c->done;
+    bool was_done = c->done, was_refused = c->refused;
     notice_done(c, s);
+    if (c->pending && was_done && ret > 0 && io == IO_HANDSHAKE)
+        judge(c, s);
+    if (c->pending)
+        return ret > 0;
     /* The refused call fails; so does every later handshake call, as on a
      * connection whose handshake failed (reads and writes find it shut). */
-    if (c->refused && ret > 0 && was_done && io == IO_HANDSHAKE)
+    if (was_refused && ret > 0 && io == IO_HANDSHAKE)
         push_refusal(c);
     if (c->refused)
-        return ret > 0 && (!was_done || io == IO_HANDSHAKE);
+        return ret > 0 && (!was_refused || io == IO_HANDSHAKE);
     /* A completed handshake is not use: the application may still reject
      * the peer. Data read or written is. */
     if (ret <= 0 || !c->done || io == IO_HANDSHAKE)

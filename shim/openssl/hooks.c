@@ -16,10 +16,12 @@
 #include <string.h>
 
 #include "appsess.h"
+#include "biossl.h"
 #include "caller.h"
 #include "conn.h"
 #include "ctx.h"
 #include "init.h"
+#include "judge.h"
 #include "ocsp.h"
 #include "pool.h"
 #include "real.h"
@@ -69,6 +71,16 @@ static void setup(SSL_CTX *ctx, OSSL_LIB_CTX *libctx, const char *propq)
 {
     if (ctx_setup(ctx, libctx, propq) && ctx_may_serve(ctx))
         ctx_set_server_tickets(ctx, server_install(ctx));
+}
+
+/* A verify callback that suspends the handshake (SSL_set_retry_verify, a
+ * macro over this call) suspends a judgment too (judge.c). */
+EXPORT long SSL_ctrl(SSL *s, int cmd, long larg, void *parg)
+{
+    REAL_OR(SSL_ctrl, 0, (s, cmd, larg, parg));
+    if (cmd == SSL_CTRL_SET_RETRY_VERIFY && shim_started())
+        judge_retry_asked(s);
+    return ossl_SSL_ctrl(s, cmd, larg, parg);
 }
 
 /* The application's own ticket keys win; the server mode's callback goes. */
@@ -269,23 +281,31 @@ RECORD_HOOK(SSL_set_purpose, SSL, s, settings_of, SET_PURPOSE)
 RECORD_HOOK(SSL_CTX_set_trust, SSL_CTX, ctx, ctx_recorded, SET_TRUST)
 RECORD_HOOK(SSL_set_trust, SSL, s, settings_of, SET_TRUST)
 
-/* PSK callbacks, which OpenSSL cannot report back: a connection with one
- * is never offered a session (verdict.c). */
-#define PSK_HOOK(name, type, obj, settings, cbtype)                            \
-    EXPORT void name(type *obj, cbtype cb)                                     \
+/* Callbacks that choose the client's certificate or PSK, which OpenSSL
+ * cannot report back: a connection with one is never offered a session
+ * (verdict.c). */
+#define IDENTITY_HOOK(name, type, obj, settings, params, args)                 \
+    EXPORT void name params                                                    \
     {                                                                          \
-        REAL_OR_VOID(name, (obj, cb));                                         \
+        REAL_OR_VOID(name, args);                                              \
         struct recorded *r = cb != NULL && shim_active() ? settings(obj) : NULL; \
         if (r != NULL)                                                         \
-            r->psk_cb = true;                                                  \
-        ossl_##name(obj, cb);                                                  \
+            r->identity_cb = true;                                             \
+        ossl_##name args;                                                      \
     }
 
-PSK_HOOK(SSL_CTX_set_psk_client_callback, SSL_CTX, ctx, ctx_recorded, SSL_psk_client_cb_func)
-PSK_HOOK(SSL_set_psk_client_callback, SSL, s, settings_of, SSL_psk_client_cb_func)
-PSK_HOOK(SSL_CTX_set_psk_use_session_callback, SSL_CTX, ctx, ctx_recorded,
-         SSL_psk_use_session_cb_func)
-PSK_HOOK(SSL_set_psk_use_session_callback, SSL, s, settings_of, SSL_psk_use_session_cb_func)
+IDENTITY_HOOK(SSL_CTX_set_psk_client_callback, SSL_CTX, ctx, ctx_recorded,
+              (SSL_CTX *ctx, SSL_psk_client_cb_func cb), (ctx, cb))
+IDENTITY_HOOK(SSL_set_psk_client_callback, SSL, s, settings_of,
+              (SSL *s, SSL_psk_client_cb_func cb), (s, cb))
+IDENTITY_HOOK(SSL_CTX_set_psk_use_session_callback, SSL_CTX, ctx, ctx_recorded,
+              (SSL_CTX *ctx, SSL_psk_use_session_cb_func cb), (ctx, cb))
+IDENTITY_HOOK(SSL_set_psk_use_session_callback, SSL, s, settings_of,
+              (SSL *s, SSL_psk_use_session_cb_func cb), (s, cb))
+IDENTITY_HOOK(SSL_CTX_set_cert_cb, SSL_CTX, ctx, ctx_recorded,
+              (SSL_CTX *ctx, shim_cert_cb cb, void *arg), (ctx, cb, arg))
+IDENTITY_HOOK(SSL_set_cert_cb, SSL, s, settings_of, (SSL *s, shim_cert_cb cb, void *arg),
+              (s, cb, arg))
 
 /* A handshake may start: a server's is the server mode's (once, at the
  * outermost hook: SSL_accept reaches SSL_do_handshake), a client's the
@@ -350,6 +370,64 @@ ENTRY(SSL_peek_ex, false, IO_READ, 0, (SSL *s, void *buf, size_t num, size_t *go
 ENTRY(SSL_write, false, IO_WRITE, -1, (SSL *s, const void *buf, int num), (s, buf, num))
 ENTRY(SSL_write_ex, false, IO_WRITE, 0, (SSL *s, const void *buf, size_t num, size_t *put),
       (s, buf, num, put))
+
+/* An SSL BIO's reads and writes, which libssl makes without SSL_read or
+ * SSL_write (biossl.c): the same steps as ENTRY, a pending resumed
+ * handshake run alone through BIO_do_handshake, which sets the BIO's
+ * retry flags as a read or write would. */
+static SSL *bio_ssl(BIO *b)
+{
+    SSL *s = NULL;
+    biossl_real.ctrl(b, BIO_C_GET_SSL, 0, &s);
+    return s;
+}
+
+static long bio_before(BIO *b, SSL *s, bool *on)
+{
+    *on = s != NULL && shim_active() && !(conn_is_quiet(s) && !R(SSL_in_before)(s));
+    if (!*on)
+        return 1;
+    begin(s, false);
+    return conn_offer_pending(s) ? biossl_real.ctrl(b, BIO_C_DO_STATE_MACHINE, 0, NULL) : 1;
+}
+
+static int bio_read(BIO *b, char *buf, size_t size, size_t *got)
+{
+    SSL *s = bio_ssl(b);
+    bool on;
+    long h = bio_before(b, s, &on);
+    if (h <= 0) {
+        *got = 0;
+        return (int)h;
+    }
+    handshake_enter();
+    int r = biossl_real.read(b, buf, size, got);
+    handshake_leave();
+    return on && conn_after(s, r, IO_READ) ? 0 : r;
+}
+
+static int bio_write(BIO *b, const char *buf, size_t size, size_t *put)
+{
+    SSL *s = bio_ssl(b);
+    bool on;
+    long h = bio_before(b, s, &on);
+    if (h <= 0) {
+        *put = 0;
+        return (int)h;
+    }
+    handshake_enter();
+    int r = biossl_real.write(b, buf, size, put);
+    handshake_leave();
+    return on && conn_after(s, r, IO_WRITE) ? 0 : r;
+}
+
+EXPORT const BIO_METHOD *BIO_f_ssl(void)
+{
+    REAL_OR(BIO_f_ssl, NULL, ());
+    const BIO_METHOD *real = ossl_BIO_f_ssl();
+    const BIO_METHOD *ours = shim_active() ? biossl_method(real, bio_read, bio_write) : NULL;
+    return ours != NULL ? ours : real;
+}
 
 EXPORT int SSL_clear(SSL *s)
 {

@@ -25,7 +25,21 @@
  * condition for giving it. */
 #include "ctx.h"
 #include "judge.h"
+#include "session.h"
 #include "util.h"
+
+static enum verdict judge_chain(SSL *s, const struct recorded *ctx_rec, STACK_OF(X509) *chain);
+
+/* The connection this thread is judging, and whether its verify callback
+ * asked to suspend the judgment. */
+static _Thread_local const SSL *judging;
+static _Thread_local bool retry_asked;
+
+void judge_retry_asked(const SSL *s)
+{
+    if (s != NULL && s == judging)
+        retry_asked = true;
+}
 
 /* ssl_verify_cert_chain's set-up and verification. Returns what it
  * returns (> 0 verified), with the verify error in *err. */
@@ -65,6 +79,7 @@ static int verify(SSL *s, const struct recorded *ctx_rec, X509 *leaf, STACK_OF(X
         SSL_verify_cb cb = R(SSL_get_verify_callback)(s);
         if (cb != NULL)
             R(X509_STORE_CTX_set_verify_cb)(xs, cb);
+        judging = s, retry_asked = false;
         if (ctx_rec != NULL && ctx_rec->cert_verify_cb != NULL) {
             ok = ctx_rec->cert_verify_cb(xs, ctx_rec->cert_verify_arg);
         } else {
@@ -72,6 +87,7 @@ static int verify(SSL *s, const struct recorded *ctx_rec, X509 *leaf, STACK_OF(X
             if (ok < 0)
                 ok = 0;
         }
+        judging = NULL;
         *err = R(X509_STORE_CTX_get_error)(xs);
         R(X509_VERIFY_PARAM_move_peername)(R(SSL_get0_param)(s), param);
     }
@@ -81,6 +97,25 @@ static int verify(SSL *s, const struct recorded *ctx_rec, X509 *leaf, STACK_OF(X
 }
 
 enum verdict judge_resumed(SSL *s, const struct recorded *ctx_rec, STACK_OF(X509) *chain)
+{
+    const struct algs *algs = ctx_algs(R(SSL_get_SSL_CTX)(s));
+    /* X509_verify checks a certificate in the library context it was made
+     * in (x_all.c), and a chain from the store was decoded in the default
+     * one: a connection in a library context of its own judges a copy made
+     * in it. */
+    STACK_OF(X509) *own = NULL;
+    if (algs != NULL && (algs->libctx != NULL || algs->propq != NULL) &&
+        (own = chain_remade(chain, algs->libctx, algs->propq)) == NULL) {
+        R(SSL_set_verify_result)(s, X509_V_ERR_OUT_OF_MEM);
+        return R(SSL_get_verify_mode)(s) != SSL_VERIFY_NONE ? VERDICT_REFUSED : VERDICT_PASSED;
+    }
+    enum verdict v = judge_chain(s, ctx_rec, own != NULL ? own : chain);
+    if (own != NULL)
+        R(OPENSSL_sk_pop_free)((OPENSSL_STACK *)own, (OPENSSL_sk_freefunc)R(X509_free));
+    return v;
+}
+
+static enum verdict judge_chain(SSL *s, const struct recorded *ctx_rec, STACK_OF(X509) *chain)
 {
     OPENSSL_STACK *sk = (OPENSSL_STACK *)chain;
     X509 *leaf = sk != NULL && R(OPENSSL_sk_num)(sk) > 0 ? R(OPENSSL_sk_value)(sk, 0) : NULL;
@@ -95,6 +130,12 @@ enum verdict judge_resumed(SSL *s, const struct recorded *ctx_rec, STACK_OF(X509
     R(ERR_set_mark)();
     long err;
     int ok = verify(s, ctx_rec, leaf, chain, &err);
+    /* tls_post_process_server_certificate: a callback that asked to
+     * suspend the handshake, and did not refuse, is asked again later. */
+    if (ok > 0 && retry_asked) {
+        R(ERR_pop_to_mark)();
+        return VERDICT_PENDING;
+    }
     R(SSL_set_verify_result)(s, err);
     /* tls_post_process_server_certificate (ssl/statem/statem_clnt.c):
      * any verify mode bit makes a failure fatal, not only SSL_VERIFY_PEER;
@@ -104,5 +145,11 @@ enum verdict judge_resumed(SSL *s, const struct recorded *ctx_rec, STACK_OF(X509
         return VERDICT_REFUSED;
     }
     R(ERR_pop_to_mark)();
+    /* Certificate Transparency turned on after the offer (the key refuses
+     * it before): the SCTs a full handshake would judge are not there to
+     * judge, and libssl fails a connection whose SCTs fail when it verifies
+     * the peer (tls_process_initial_server_flight). */
+    if (R(SSL_ct_is_enabled)(s) && (R(SSL_get_verify_mode)(s) & SSL_VERIFY_PEER))
+        return VERDICT_UNJUDGED;
     return VERDICT_PASSED;
 }

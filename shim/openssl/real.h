@@ -17,6 +17,7 @@
 typedef int (*shim_new_session_cb)(SSL *s, SSL_SESSION *sess);
 typedef int (*shim_cert_verify_cb)(X509_STORE_CTX *store, void *arg);
 typedef int (*shim_status_cb)(SSL *s, void *arg);
+typedef int (*shim_cert_cb)(SSL *s, void *arg);
 typedef int (*shim_ticket_key_cb)(SSL *s, unsigned char *name, unsigned char *iv,
                                   EVP_CIPHER_CTX *cipher, EVP_MAC_CTX *mac, int enc);
 

@@ -7,20 +7,23 @@
 #include "session.h"
 #include "util.h"
 
-/* Programs may read a connection's chain from two threads at once (the
- * getter takes a const SSL): each decodes, the first to finish publishes
- * its copy, and the DER stays until the chain is freed. Decoding failures
- * do not reach the application's error queue. */
-STACK_OF(X509) *chain_certs(struct chain *c)
+static unsigned char *certs_encode(const void *certs, size_t *len);
+
+/* Certificates one after another, decoded in a library context (NULL: the
+ * default one). Decoding failures do not reach the application's error
+ * queue. */
+static OPENSSL_STACK *decode(const unsigned char *p, const unsigned char *end,
+                             OSSL_LIB_CTX *libctx, const char *propq)
 {
-    STACK_OF(X509) *have = __atomic_load_n((STACK_OF(X509) **)&c->certs, __ATOMIC_ACQUIRE);
-    if (have != NULL || c->der == NULL)
-        return have;
-    const unsigned char *p = c->der, *end = c->der + c->der_len;
+    bool own = libctx != NULL || propq != NULL;
     R(ERR_set_mark)();
     OPENSSL_STACK *certs = R(OPENSSL_sk_new_null)();
     while (certs != NULL && p < end) {
-        X509 *x = R(d2i_X509)(NULL, &p, (long)(end - p));
+        /* d2i_X509 fills an object made in the library context; on
+         * failure it frees it and sets it NULL (d2i_X509(3)). */
+        X509 *x = own ? R(X509_new_ex)(libctx, propq) : NULL;
+        if (!own || x != NULL)
+            x = R(d2i_X509)(own ? &x : NULL, &p, (long)(end - p));
         if (x == NULL || R(OPENSSL_sk_push)(certs, x) == 0) {
             R(X509_free)(x);
             R(OPENSSL_sk_pop_free)(certs, (OPENSSL_sk_freefunc)R(X509_free));
@@ -28,6 +31,18 @@ STACK_OF(X509) *chain_certs(struct chain *c)
         }
     }
     R(ERR_pop_to_mark)();
+    return certs;
+}
+
+/* Programs may read a connection's chain from two threads at once (the
+ * getter takes a const SSL): each decodes, the first to finish publishes
+ * its copy, and the DER stays until the chain is freed. */
+STACK_OF(X509) *chain_certs(struct chain *c)
+{
+    STACK_OF(X509) *have = __atomic_load_n((STACK_OF(X509) **)&c->certs, __ATOMIC_ACQUIRE);
+    if (have != NULL || c->der == NULL)
+        return have;
+    OPENSSL_STACK *certs = decode(c->der, c->der + c->der_len, NULL, NULL);
     if (certs != NULL &&
         !__atomic_compare_exchange_n((STACK_OF(X509) **)&c->certs, &have,
                                      (STACK_OF(X509) *)certs, false, __ATOMIC_ACQ_REL,
@@ -38,6 +53,15 @@ STACK_OF(X509) *chain_certs(struct chain *c)
     if (certs != NULL)
         c->ops = &ossl_ops;
     return (STACK_OF(X509) *)certs;
+}
+
+STACK_OF(X509) *chain_remade(STACK_OF(X509) *certs, OSSL_LIB_CTX *libctx, const char *propq)
+{
+    size_t len;
+    unsigned char *der = certs != NULL ? certs_encode(certs, &len) : NULL;
+    OPENSSL_STACK *made = der != NULL ? decode(der, der + len, libctx, propq) : NULL;
+    free(der);
+    return (STACK_OF(X509) *)made;
 }
 
 void chain_set_certs(struct chain *c, STACK_OF(X509) *certs)

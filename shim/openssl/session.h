@@ -23,6 +23,9 @@ time_t chain_expiry(STACK_OF(X509) *chain);
 /* A chain's certificates as OpenSSL objects, decoded from its DER on first
  * use (NULL when there are none). */
 STACK_OF(X509) *chain_certs(struct chain *c);
+/* A copy of certs made in a library context (X509_verify checks a
+ * certificate in its own); NULL on failure. */
+STACK_OF(X509) *chain_remade(STACK_OF(X509) *certs, OSSL_LIB_CTX *libctx, const char *propq);
 /* A chain holding a reference to the connection's verified certificates. */
 void chain_set_certs(struct chain *c, STACK_OF(X509) *certs);
 

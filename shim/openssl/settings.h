@@ -14,9 +14,10 @@ struct recorded {
     unsigned sid_len;
     unsigned char sid[SSL_MAX_SID_CTX_LENGTH];
     int purpose, trust;
-    /* A PSK callback was set (client or use-session; OpenSSL has no
-     * getter for either). */
-    bool psk_cb;
+    /* A callback chooses what the client authenticates with: a
+     * certificate (SSL_CTX_set_cert_cb), a PSK (client or use-session).
+     * OpenSSL has no getter for any of them. */
+    bool identity_cb;
     shim_cert_verify_cb cert_verify_cb;
     void *cert_verify_arg;
     /* A context's own identity, random, made with it when the server mode

@@ -11,21 +11,30 @@
  * library context) and the key, so for the same two objects it answers as
  * it answered before. Entries are those two objects, held by a reference
  * each so that neither address can be reused by another object while it
- * is here; only successes are kept (a failure pushes errors, which a
- * repeated call must push again). A certificate is never changed once
- * parsed here: the chains are the shim's, and a trust store's certificates
- * are in use. Checks inside handshakes and judgments only: every other
- * X509_verify of the program goes straight through. */
+ * is here, and the certificate's encoding as it was checked: a program may
+ * change a certificate object and sign it again (a verify callback can),
+ * and X509_verify then checks the new encoding, so an entry answers only
+ * while the object encodes to the same bytes. Only successes are kept (a
+ * failure pushes errors, which a repeated call must push again). Checks
+ * inside handshakes and judgments only: every other X509_verify of the
+ * program goes straight through. */
 #include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "fork.h"
 #include "sigcache.h"
 
 #define SLOTS 32
+/* A chain's certificates are 400 to 2,000 bytes; a larger one is checked
+ * every time. */
+#define DER_MAX 4096
 
 struct slot {
     X509 *cert;
     EVP_PKEY *key;
+    unsigned char *der;
+    int der_len;
 };
 
 static struct slot slots[SLOTS];
@@ -37,39 +46,73 @@ void sigcache_init(void)
     fork_guard(&lock);
 }
 
+/* The certificate's encoding now, into buf; its length, or 0. */
+static int encode(const X509 *cert, unsigned char buf[DER_MAX])
+{
+    int len = R(i2d_X509)(cert, NULL);
+    unsigned char *p = buf;
+    return len > 0 && len <= DER_MAX && R(i2d_X509)(cert, &p) == len ? len : 0;
+}
+
+static bool same(const struct slot *sl, const X509 *cert, const EVP_PKEY *key,
+                 const unsigned char *der, int len)
+{
+    return sl->cert == cert && sl->key == key && sl->der_len == len &&
+           memcmp(sl->der, der, (size_t)len) == 0;
+}
+
 bool sigcache_known(const X509 *cert, const EVP_PKEY *key)
 {
+    unsigned char der[DER_MAX];
+    int len = cert != NULL ? encode(cert, der) : 0;
+    if (len == 0)
+        return false;
     bool known = false;
     pthread_mutex_lock(&lock);
     for (unsigned i = 0; i < SLOTS && !known; i++)
-        known = slots[i].cert == cert && slots[i].key == key && cert != NULL;
+        known = same(&slots[i], cert, key, der, len);
     pthread_mutex_unlock(&lock);
     return known;
 }
 
+static void slot_free(struct slot *sl)
+{
+    if (sl->cert != NULL) {
+        R(X509_free)(sl->cert);
+        R(EVP_PKEY_free)(sl->key);
+    }
+    free(sl->der);
+}
+
 void sigcache_note(X509 *cert, EVP_PKEY *key)
 {
-    if (cert == NULL || key == NULL || R(X509_up_ref)(cert) != 1)
+    unsigned char buf[DER_MAX];
+    int len = cert != NULL && key != NULL ? encode(cert, buf) : 0;
+    unsigned char *der = len > 0 ? malloc((size_t)len) : NULL;
+    if (der == NULL)
         return;
-    if (R(EVP_PKEY_up_ref)(key) != 1) {
-        R(X509_free)(cert);
+    memcpy(der, buf, (size_t)len);
+    if (R(X509_up_ref)(cert) != 1) {
+        free(der);
         return;
     }
+    if (R(EVP_PKEY_up_ref)(key) != 1) {
+        R(X509_free)(cert);
+        free(der);
+        return;
+    }
+    struct slot mine = {cert, key, der, len}, gone = mine;
     pthread_mutex_lock(&lock);
-    struct slot gone = {cert, key};
     bool there = false;
     for (unsigned i = 0; i < SLOTS && !there; i++)
-        there = slots[i].cert == cert && slots[i].key == key;
+        there = same(&slots[i], cert, key, der, len);
     if (!there) {
         gone = slots[next_slot];
-        slots[next_slot] = (struct slot){cert, key};
+        slots[next_slot] = mine;
         next_slot = (next_slot + 1) % SLOTS;
     }
     pthread_mutex_unlock(&lock);
     /* Freed outside the lock: a free may run the program's ex_data
      * callbacks. */
-    if (gone.cert != NULL) {
-        R(X509_free)(gone.cert);
-        R(EVP_PKEY_free)(gone.key);
-    }
+    slot_free(&gone);
 }

@@ -97,19 +97,21 @@ static void put_recorded(struct key *k, const struct recorded *conn, const struc
     put_usage(k, conn, ctx);
 }
 
-/* What the judge cannot run again on a resumed connection. Certificate
- * Transparency: libssl validates SCTs only with the chain it verified in
- * this handshake (ssl_validate_ct, ssl/ssl_lib.c, returns early without
- * one), and a resumed connection has neither that chain nor the SCTs of
- * the TLS extension or the staple. A PSK callback: the server then
- * authenticates by a key the program chooses (TLS 1.2's PSK suites, TLS
- * 1.3's external PSKs), which no chain stands for. */
+/* What the judge cannot run again on a resumed connection, or cannot see
+ * in the key. Certificate Transparency: libssl validates SCTs only with
+ * the chain it verified in this handshake (ssl_validate_ct, ssl/ssl_lib.c,
+ * returns early without one), and a resumed connection has neither that
+ * chain nor the SCTs of the TLS extension or the staple. A callback that
+ * chooses the client's certificate or PSK: no judgment of the server can
+ * tell whom the client would have been (the server saw the first
+ * connection's identity), and a PSK authenticates the server by a key the
+ * program chooses, which no chain stands for. */
 static const char *unjudgeable(SSL *s, const struct recorded *conn, const struct recorded *ctx)
 {
     if (R(SSL_ct_is_enabled)(s))
         return "Certificate Transparency";
-    if ((conn != NULL && conn->psk_cb) || (ctx != NULL && ctx->psk_cb))
-        return "a PSK callback";
+    if ((conn != NULL && conn->identity_cb) || (ctx != NULL && ctx->identity_cb))
+        return "a callback choosing the client's certificate or PSK";
     return NULL;
 }
 
@@ -154,6 +156,16 @@ void verdict_key(SSL *s, const struct recorded *conn, const struct ctx_parts *pa
     if (k->staple)
         key_put_num(k, 'O', (uint64_t)R(SSL_ctrl)(s, SSL_CTRL_GET_TLSEXT_STATUS_REQ_TYPE, 0, NULL));
     put_verify_param(k, s);
+    /* X509_verify checks a certificate in the library context the
+     * certificate was made in, and a kept chain's were made in the earning
+     * connection's: a session earned in one library context is not offered
+     * in another. A library context has no content to name it by, so an
+     * application's own is named by its address (memory only, in effect;
+     * the judge decodes the chain again in it). */
+    if (algs != NULL && (algs->libctx != NULL || algs->propq != NULL)) {
+        key_put(k, 'C', &algs->libctx, sizeof algs->libctx);
+        key_put_str(k, 'q', algs->propq);
+    }
     put_store(k, 's', R(SSL_CTX_get_cert_store)(ctx), algs);
     X509_STORE *own = NULL;
     R(SSL_ctrl)(s, SSL_CTRL_GET_VERIFY_CERT_STORE, 0, &own);
