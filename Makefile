@@ -63,7 +63,8 @@ build/shim.map: shim/openssl/hooks.def shim/gnutls/hooks.def | build
 	{ echo 'OPENSSL_3.0.0 {'; echo ' global:'; \
 	  sed -n 's/^HOOK([^,]*, *\([A-Za-z0-9_]*\),.*/  \1;/p' shim/openssl/hooks.def; \
 	  echo ' local: *;'; echo '};'; \
-	  for v in GNUTLS_3_4 GNUTLS_3_6_3; do echo "$$v {"; echo ' global:'; \
+	  for v in $$(sed -n 's/^GHOOK(.*, *\(GNUTLS_[0-9_]*\))$$/\1/p' shim/gnutls/hooks.def | \
+	              sort -t_ -k2,2n -k3,3n -k4,4n -u); do echo "$$v {"; echo ' global:'; \
 	    sed -n "s/^GHOOK([^,]*, *\([a-z0-9_]*\),.*, *$$v)\$$/  \1;/p" shim/gnutls/hooks.def; \
 	    [ $$v = GNUTLS_3_4 ] && echo '};' || echo '} GNUTLS_3_4;'; done; } > $@
 

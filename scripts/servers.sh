@@ -15,15 +15,17 @@ make_certs() {
         -days "$days" -extfile "$d/ext" -out "$d/server.pem" 2>/dev/null
 }
 
-# make_staple DIR STATUS OUT [expired]: DIR/OUT, a DER OCSP response for
-# DIR/server.pem giving STATUS (good or revoked), signed by the CA of
+# make_staple DIR STATUS OUT [expired|soon]: DIR/OUT, a DER OCSP response
+# for DIR/server.pem giving STATUS (good or revoked), signed by the CA of
 # make_certs as its own responder, valid for a day from now, or ("expired")
-# made two days ago and past its nextUpdate for a day.
+# made two days ago and past its nextUpdate for a day, or ("soon") made 23
+# hours ago and past its nextUpdate in an hour.
 make_staple() {
     local d="$1" status="$2" out="$3" serial flag=V revoked="" when=()
     serial=$(openssl x509 -in "$d/server.pem" -noout -serial | cut -d= -f2)
     [ "$status" = good ] || flag=R revoked=$(date -u -d '-1 hour' +%y%m%d%H%M%SZ)
     [ "${4:-}" != expired ] || when=(faketime '2 days ago')
+    [ "${4:-}" != soon ] || when=(faketime '23 hours ago')
     printf '%s\t%s\t%s\t%s\tunknown\t/CN=localhost\n' "$flag" \
         "$(date -u -d '+2 days' +%y%m%d%H%M%SZ)" "$revoked" "$serial" > "$d/$out.index"
     "${when[@]}" openssl ocsp -index "$d/$out.index" -rsigner "$d/ca.pem" -rkey "$d/ca.key" \

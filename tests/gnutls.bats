@@ -3,9 +3,10 @@
 # one process and across processes through the store, and never more than
 # it may. GnuTLS verifies nothing again on a resumed handshake when the
 # program asked it to verify during the handshake, nor runs a verify
-# callback, so a session offered to the wrong connection would show as a
-# connection that succeeds where it must fail: every trust test here runs
-# the same client without and with the shim and wants the same verdicts.
+# callback: the shim does, before gnutls_handshake returns success (the
+# judgment). A session it let through wrongly would show as a connection
+# that succeeds where it must fail: every trust test here runs the same
+# client without and with the shim and wants the same verdicts.
 # Judged by the servers' logs (nginx's $ssl_session_reused, the identities
 # tests/bin/pskserver saw offered) and by the client's exit code and
 # verdicts, not by the shim's own counters.
@@ -23,7 +24,29 @@ setup_file() {
     make_certs "$BATS_FILE_TMPDIR/other"
     OCA="$BATS_FILE_TMPDIR/other/ca.pem" OCERT="$BATS_FILE_TMPDIR/other/server.pem"
     OKEY="$BATS_FILE_TMPDIR/other/server.key"
-    export CA CERT KEY OCA OCERT OKEY
+    # Client certificates, each from a CA of its own: a guest and an admin.
+    make_client_cert "$BATS_FILE_TMPDIR" guest
+    make_client_cert "$BATS_FILE_TMPDIR" admin
+    # A CRL of the first CA revoking the server's certificate.
+    printf 'crl_next_update = 2\ncrl_number = 1\n' > "$BATS_FILE_TMPDIR/crl.tmpl"
+    certtool --generate-crl --load-ca-privkey "$BATS_FILE_TMPDIR/ca.key" \
+        --load-ca-certificate "$CA" --load-certificate "$CERT" \
+        --template "$BATS_FILE_TMPDIR/crl.tmpl" --outfile "$BATS_FILE_TMPDIR/revoked.crl" 2> /dev/null
+    CRL="$BATS_FILE_TMPDIR/revoked.crl"
+    export CA CERT KEY OCA OCERT OKEY CRL
+}
+
+# make_client_cert DIR NAME: DIR/NAME-ca.pem, and DIR/NAME.pem and
+# DIR/NAME.key, a client certificate (CN=NAME) from that CA.
+make_client_cert() {
+    local d="$1" n="$2"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 3 \
+        -subj "/CN=$n-ca" -keyout "$d/$n-ca.key" -out "$d/$n-ca.pem" 2> /dev/null
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$n" \
+        -keyout "$d/$n.key" -out "$d/$n.csr" 2> /dev/null
+    printf 'extendedKeyUsage=clientAuth\n' > "$d/$n.ext"
+    openssl x509 -req -in "$d/$n.csr" -CA "$d/$n-ca.pem" -CAkey "$d/$n-ca.key" \
+        -CAcreateserial -days 2 -extfile "$d/$n.ext" -out "$d/$n.pem" 2> /dev/null
 }
 
 setup() {
@@ -97,18 +120,24 @@ evens_offered_nothing() {
     done
 }
 
-@test "a verify callback: never offered a session, every connection verified by it" {
+@test "a verify function, on the credentials or the session: asked again on every resumed connection, 9 of 10 resumed" {
     start_nginx
-    local v
+    local v mode
     for v in 1.3 1.2; do
-        : > "$SLOG"
-        run gc_shim --connect "127.0.0.1:$PORT" --cafile "$CA" --tls "$v" --verify callback \
-            --count 10
-        assert_success
-        assert_equal "$(oks)" 10
-        assert_line "connections=10 resumed=0 failed=0 callback_calls=10"
-        assert_equal "$(nginx_requests)" 10
-        assert_equal "$(nginx_resumed)" 0
+        for mode in callback sessioncb; do
+            : > "$SLOG"
+            run gc --connect "127.0.0.1:$PORT" --cafile "$CA" --tls "$v" --verify "$mode" --count 10
+            assert_success
+            assert_line "connections=10 resumed=0 failed=0 callback_calls=10"
+            : > "$SLOG"
+            run gc_shim --connect "127.0.0.1:$PORT" --cafile "$CA" --tls "$v" --verify "$mode" \
+                --count 10
+            assert_success
+            assert_equal "$(oks)" 10
+            assert_line "connections=10 resumed=9 failed=0 callback_calls=10"
+            assert_equal "$(nginx_requests)" 10
+            assert_equal "$(nginx_resumed)" 9
+        done
     done
 }
 
@@ -365,12 +394,13 @@ across() {
             assert_equal "$want" "$(printf 'exit=1\nconn=0 verify=fail\nconn=1 verify=fail\nconn=2 verify=fail')"
         done
     done
-    # pinning the server's own certificate: it connects, and the callback
-    # ran on every connection (none was resumed)
+    # pinning the server's own certificate: it connects, resumes, and the
+    # callback ran on every connection (the refusals above dropped the
+    # server's sessions: the first connection is a full handshake)
     run gc_stored --connect "127.0.0.1:$PORT" --cafile "$CA" --verify callback --pin "$CERT" \
         --count 3
     assert_success
-    assert_line "connections=3 resumed=0 failed=0 callback_calls=3"
+    assert_line "connections=3 resumed=2 failed=0 callback_calls=3"
 }
 
 @test "across processes, the store: a GnuTLS program run once per request resumes runs 2 to 10" {
@@ -532,4 +562,340 @@ lib=gnutls resumed=0"
     assert_equal "$(grep -c 'resumed=1' "$d/out1")" 4
     # it did run, and said so where it may
     grep -q '^resumeshim\[' "$d/err1"
+}
+
+# The judgment. The key chooses which session to offer; after a resumed
+# handshake, the check the resumption skipped is asked, with the session's
+# final state. Each case below is one where the key is the same and the
+# check's verdict is not: without the judgment the shim let the second in.
+
+# prio V: the priorities of protocol V, as --step prio: gives them.
+prio() { echo "prio:NORMAL:-VERS-ALL:+VERS-TLS$1"; }
+
+# alternating WANT ARGS...: the test client with ARGS (two configurations,
+# --then between them), 6 connections in one process, without and with the
+# shim: the same verdicts, and the same errors (--errors); WANT the first
+# two of them ("ok fail": the first configuration passes, the second not).
+# nginx served only the connections that passed: a refused one moves no
+# data.
+alternating() {
+    local want_first="$1" want_second="$2" expect k
+    shift 2
+    : > "$SLOG"
+    same_verdicts gc gc_shim --connect "127.0.0.1:$PORT" --errors --count 6 "$@"
+    expect="exit=1"
+    for k in 0 1 2 3 4 5; do
+        local w=$want_first
+        [ $((k % 2)) = 0 ] || w=$want_second
+        case $w in
+            ok) expect+=$'\n'"conn=$k verify=ok" ;;
+            *) expect+=$'\n'"conn=$k verify=fail error=$w" ;;
+        esac
+    done
+    assert_equal "$want" "$expect"
+    local passed
+    passed=$(grep -c 'verify=ok$' <<< "$want" || true)
+    # nginx logs each request after both runs: without and with the shim
+    assert_equal "$(nginx_requests)" $((2 * passed))
+}
+
+# judged_across EARN -- JUDGE: through the store, a run with EARN's
+# arguments earns sessions; a run with JUDGE's reaches the verdicts (and
+# errors) it reaches without the shim, every connection refused.
+judged_across() {
+    across "$@"
+    assert_equal "$want" "$(printf 'exit=1\nconn=0 verify=fail\nconn=1 verify=fail\nconn=2 verify=fail')"
+}
+
+@test "judged: set_verify_cert(ULTRA) then the priorities, and the reverse (GnuTLS keeps the later profile): in one process and through the store" {
+    start_nginx
+    local v
+    for v in 1.3 1.2; do
+        # the profile of the priorities, set last, replaces ULTRA: the
+        # P-256 certificate passes; ULTRA set last does not
+        alternating ok GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR --cafile "$CA" \
+            --step verify:ultra --step "$(prio "$v")" --then \
+            --step "$(prio "$v")" --step verify:ultra
+        judged_across --cafile "$CA" --step verify:ultra --step "$(prio "$v")" -- \
+            --cafile "$CA" --step "$(prio "$v")" --step verify:ultra
+    done
+}
+
+@test "judged: repetitions: set_verify_cert(ULTRA) then set_verify_cert(0), and CRL checks off in a first priority string" {
+    start_nginx
+    local v
+    for v in 1.3 1.2; do
+        # a second set_verify_cert with no flags leaves the first's profile
+        alternating ok GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR --cafile "$CA" \
+            --step "$(prio "$v")" --step verify:0 --then \
+            --step "$(prio "$v")" --step verify:ultra --step verify:0
+        judged_across --cafile "$CA" --step "$(prio "$v")" --step verify:0 -- \
+            --cafile "$CA" --step "$(prio "$v")" --step verify:ultra --step verify:0
+        # flags of a first priority string stay when a second is set: CRL
+        # checks off, a revoked server passes; checked, it does not
+        alternating ok GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR --cafile "$CA" --crlfile "$CRL" \
+            --step "$(prio "$v"):%VERIFY_DISABLE_CRL_CHECKS" --step "$(prio "$v")" \
+            --step verify:0 --then --step "$(prio "$v")" --step verify:0
+        judged_across --cafile "$CA" --crlfile "$CRL" \
+            --step "$(prio "$v"):%VERIFY_DISABLE_CRL_CHECKS" --step "$(prio "$v")" --step verify:0 -- \
+            --cafile "$CA" --crlfile "$CRL" --step "$(prio "$v")" --step verify:0
+    done
+}
+
+@test "judged: a stricter system configuration (min-verification-profile) refuses what a run without it earned" {
+    start_nginx
+    printf '[overrides]\nmin-verification-profile = ultra\n' > "$BATS_TEST_TMPDIR/ultra.cfg"
+    gc_strict() { GNUTLS_SYSTEM_PRIORITY_FILE="$BATS_TEST_TMPDIR/ultra.cfg" gc "$@"; }
+    gc_strict_stored() { GNUTLS_SYSTEM_PRIORITY_FILE="$BATS_TEST_TMPDIR/ultra.cfg" gc_stored "$@"; }
+    local v mode
+    for v in 1.3 1.2; do
+        for mode in inhandshake callback; do
+            rm -rf "$STORE"
+            run gc_stored --connect "127.0.0.1:$PORT" --cafile "$CA" --tls "$v" --verify "$mode" \
+                --count 3
+            assert_success
+            same_verdicts gc_strict gc_strict_stored --connect "127.0.0.1:$PORT" --cafile "$CA" \
+                --tls "$v" --verify "$mode" --errors --count 3
+            assert_line "exit=1"
+            refute_line --partial "verify=ok"
+        done
+    done
+}
+
+@test "judged: a trust file rewritten in place with another CA, same size and times: refused" {
+    start_nginx
+    # Both CAs padded to one size (GnuTLS reads past the text before a PEM
+    # block), so that the file keeps its device, inode, size and times.
+    local f="$BATS_TEST_TMPDIR/trust.pem" pad="$BATS_TEST_TMPDIR/pad"
+    padded() { head -c $((1200 - $(wc -c < "$1"))) /dev/zero | tr '\0' '#'; echo; cat "$1"; }
+    padded "$CA" > "$BATS_TEST_TMPDIR/ca.padded"
+    padded "$OCA" > "$BATS_TEST_TMPDIR/other.padded"
+    local v mode
+    for v in 1.3 1.2; do
+        for mode in inhandshake callback; do
+            cp "$BATS_TEST_TMPDIR/ca.padded" "$f"
+            touch -d '2026-01-01 00:00:00' "$f"
+            touch -r "$f" "$pad"
+            rm -rf "$STORE"
+            run gc_stored --connect "127.0.0.1:$PORT" --cafile "$f" --tls "$v" --verify "$mode" \
+                --count 3
+            assert_success
+            local before after
+            before=$(stat -c '%d %i %s %Y %y' "$f")
+            cat "$BATS_TEST_TMPDIR/other.padded" > "$f"
+            touch -r "$pad" "$f"
+            after=$(stat -c '%d %i %s %Y %y' "$f")
+            assert_equal "$after" "$before"
+            same_verdicts gc gc_stored --connect "127.0.0.1:$PORT" --cafile "$f" --tls "$v" \
+                --verify "$mode" --errors --count 3
+            refute_line --partial "verify=ok"
+        done
+    done
+}
+
+@test "judged: a verify function that refuses fails every resumed connection, with the error a full handshake gives" {
+    start_nginx
+    local v mode
+    for v in 1.3 1.2; do
+        for mode in callback sessioncb; do
+            rm -rf "$STORE"
+            run gc_stored --connect "127.0.0.1:$PORT" --cafile "$CA" --tls "$v" --verify "$mode" \
+                --count 3
+            assert_success
+            # resumed, and asked on every connection
+            assert_line "connections=3 resumed=2 failed=0 callback_calls=3"
+            : > "$SLOG"
+            same_verdicts gc gc_stored --connect "127.0.0.1:$PORT" --cafile "$CA" --tls "$v" \
+                --verify "$mode" --pin "$OCERT" --errors --count 3
+            assert_equal "$want" "$(printf 'exit=1\nconn=0 verify=fail error=GNUTLS_E_CERTIFICATE_ERROR\nconn=1 verify=fail error=GNUTLS_E_CERTIFICATE_ERROR\nconn=2 verify=fail error=GNUTLS_E_CERTIFICATE_ERROR')"
+            # no request reached the server, without the shim or with it
+            assert_equal "$(nginx_requests)" 0
+            # and the refusal dropped the server's sessions, from the store too
+            : > "$SLOG"
+            run gc_stored --connect "127.0.0.1:$PORT" --cafile "$CA" --tls "$v" --verify "$mode" \
+                --count 1
+            assert_success
+            assert_equal "$(nginx_resumed)" 0
+        done
+    done
+}
+
+@test "gnutls-cli --x509cafile, run once per connection through the store: 9 of 10 resumed, its verify function asked each time" {
+    start_nginx
+    local i out="$BATS_TEST_TMPDIR/out"
+    printf 'GET / HTTP/1.0\r\nHost: localhost\r\n\r\n' > "$BATS_TEST_TMPDIR/req"
+    rm -rf "$STORE"
+    for i in $(seq 10); do
+        timeout 60 "$ROOT/scripts/resumeshim" --store "$STORE" gnutls-cli --x509cafile "$CA" \
+            -p "$PORT" localhost < "$BATS_TEST_TMPDIR/req" > "$out" 2>&1 || fail "run $i: exit $?"
+        # its verify function printed the certificate, resumed or not
+        grep -q "subject \`CN=localhost'" "$out" || fail "run $i: no certificate printed"
+        grep -q '^ok$' "$out" || fail "run $i: no page"
+    done
+    assert_equal "$(nginx_requests)" 10
+    [ "$(nginx_resumed)" -ge 9 ] || fail "resumed $(nginx_resumed) of 10"
+    # trusting another CA, every run fails as without the shim
+    : > "$SLOG"
+    for i in 1 2 3; do
+        run timeout 60 "$ROOT/scripts/resumeshim" --store "$STORE" gnutls-cli --x509cafile "$OCA" \
+            -p "$PORT" localhost < "$BATS_TEST_TMPDIR/req"
+        assert_failure
+    done
+    assert_equal "$(nginx_requests)" 0
+}
+
+# The client's identity, which no judgment of the server catches: it stays
+# in the key.
+
+@test "PSK credentials (TLS 1.2): another username, or alice with another key, is never offered alice's session" {
+    local key=0102030405060708090a0b0c0d0e0f10 wrong=ffff030405060708090a0b0c0d0e0f10
+    start_psk --tls12 --psk "$key"
+    same_verdicts gc gc_shim --connect "127.0.0.1:$PORT" --cafile "$CA" --tls 1.2 \
+        --psks "alice:$key,bob:$key,alice:$wrong" --count 6
+    assert_equal "$want" "$(printf 'exit=1\nconn=0 verify=ok\nconn=1 verify=ok\nconn=2 verify=fail error=GNUTLS_E_FATAL_ALERT_RECEIVED\nconn=3 verify=ok\nconn=4 verify=ok\nconn=5 verify=fail error=GNUTLS_E_FATAL_ALERT_RECEIVED')"
+    # the server saw each username as it was: bob is never alice (the
+    # second run is pskserver's 7th to 12th connection)
+    assert_equal "$(sed -n 's/^conn=\([0-9]*\) status=ok .* psk=\([a-z]*\) .*/\1 \2/p' "$SLOG" | tr '\n' ' ')" \
+        "1 alice 2 bob 4 alice 5 bob 7 alice 8 bob 10 alice 11 bob "
+    # ...and what alice earned resumes alice's next connection
+    assert_equal "$(sed -n 's/^conn=10 .*resumed=\([01]\).*/\1/p' "$SLOG")" 1
+    # through the store
+    rm -rf "$STORE"
+    run gc_stored --connect "127.0.0.1:$PORT" --cafile "$CA" --tls 1.2 --psk "alice:$key" --count 2
+    assert_success
+    : > "$SLOG"
+    run gc_stored --connect "127.0.0.1:$PORT" --cafile "$CA" --tls 1.2 --psk "bob:$key"
+    assert_success
+    assert_equal "$(sed -n 's/.* psk=\([a-z]*\) .*/\1/p' "$SLOG")" bob
+    assert_equal "$(offers)" 0
+    same_verdicts gc gc_stored --connect "127.0.0.1:$PORT" --cafile "$CA" --tls 1.2 \
+        --psk "alice:$wrong"
+    assert_line --partial "verify=fail"
+}
+
+@test "PSK credentials given by a function: nothing kept from a PSK handshake, nothing offered" {
+    local key=0102030405060708090a0b0c0d0e0f10
+    start_psk --tls12 --psk "$key"
+    run gc_shim --connect "127.0.0.1:$PORT" --cafile "$CA" --tls 1.2 --psk-callback "alice:$key" \
+        --count 3
+    assert_success
+    assert_equal "$(oks)" 3
+    assert_equal "$(offers)" 0
+}
+
+@test "client certificates: every one of the credentials is in the key, not the first only" {
+    local g="$BATS_FILE_TMPDIR/guest" a="$BATS_FILE_TMPDIR/admin" v
+    for v in 1.3 1.2; do
+        # a server that asks for the admin's CA, and takes no other
+        start_psk --tls1${v#1.} --client-ca "$a-ca.pem"
+        rm -rf "$STORE"
+        run gc_stored --connect "127.0.0.1:$PORT" --cafile "$CA" --tls "$v" \
+            --client-cert "$g.pem:$g.key,$a.pem:$a.key" --count 2
+        assert_success
+        assert_equal "$(grep -c 'client=admin' "$SLOG")" 2
+        # the guest's credentials alone are refused, with the shim as without
+        : > "$SLOG"
+        same_verdicts gc gc_stored --connect "127.0.0.1:$PORT" --cafile "$CA" --tls "$v" \
+            --client-cert "$g.pem:$g.key" --count 2
+        refute_line "conn=0 verify=ok"
+        refute_line "conn=1 verify=ok"
+        run grep -c 'client=admin' "$SLOG"
+        assert_output 0
+        assert_equal "$(offers)" 0
+        # the same credentials again resume the admin's session
+        : > "$SLOG"
+        run gc_stored --connect "127.0.0.1:$PORT" --cafile "$CA" --tls "$v" \
+            --client-cert "$g.pem:$g.key,$a.pem:$a.key"
+        assert_success
+        assert_equal "$(grep -c 'resumed=1 client=admin' "$SLOG")" 1
+    done
+}
+
+# What a connection earned is published only once data moved after its
+# handshake.
+@test "a TLS 1.2 connection the program refuses by its own pin, without a byte, publishes nothing" {
+    start_psk --tls12
+    rm -rf "$STORE"
+    # checked by hand and pinned to another certificate: every connection
+    # is dropped after its handshake
+    run gc_stored --connect "127.0.0.1:$PORT" --cafile "$CA" --tls 1.2 --verify byhand \
+        --pin "$OCERT" --count 3
+    assert_failure
+    : > "$SLOG"
+    run gc_stored --connect "127.0.0.1:$PORT" --cafile "$CA" --tls 1.2 --verify byhand --count 2
+    assert_success
+    # the first connection was offered nothing; the second what the first earned
+    assert_equal "$(head -1 "$SLOG" | sed 's/.*offered=//')" "-"
+    assert_equal "$(resumed)" 1
+}
+
+# Time: no session outlives a certificate of the chain, nor its staple.
+# GnuTLS refuses session data past its own bounds (a TLS 1.3 ticket's
+# lifetime, 6 hours for TLS 1.2 by default), so what expires here expires
+# within the hour, and the clock moves on two hours; the server's tickets
+# live a day, and so may the client's sessions. libfaketime would move the
+# times stat() reports too, and with them the trust file's identity, which
+# is in the key (NO_FAKE_STAT: it leaves them).
+faketime_lib=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
+# The plain build: libfaketime hangs beside libasan, shim or not.
+gc_later() {
+    NO_FAKE_STAT=1 LD_PRELOAD="$faketime_lib" FAKETIME=+2h timeout 120 "$GNUTLSCLIENT" "$@"
+}
+gc_later_stored() {
+    RESUMESHIM_STORE="$STORE" RESUMESHIM_MAX_AGE=86400 NO_FAKE_STAT=1 \
+        LD_PRELOAD="$SHIM $faketime_lib" FAKETIME=+2h timeout 120 "$GNUTLSCLIENT" "$@"
+}
+
+# later ARGS...: a run now earns sessions through the store (and resumes
+# one); a run two hours on reaches the verdicts it reaches without the
+# shim, all refusals, and is offered nothing.
+later() {
+    local v mode
+    for v in 1.3 1.2; do
+        for mode in inhandshake callback byhand; do
+            rm -rf "$STORE"
+            : > "$SLOG"
+            run env RESUMESHIM_MAX_AGE=86400 RESUMESHIM_STORE="$STORE" LD_PRELOAD="$SHIM" \
+                timeout 120 "$GNUTLSCLIENT" --connect "127.0.0.1:$PORT" --tls "$v" \
+                --verify "$mode" "$@" --count 2
+            assert_success
+            assert_equal "$(resumed)" 1
+            : > "$SLOG"
+            same_verdicts gc_later gc_later_stored --connect "127.0.0.1:$PORT" --tls "$v" \
+                --verify "$mode" --errors "$@" --count 2
+            refute_line --partial "verify=ok"
+            # the last two connections pskserver saw: the run with the shim
+            assert_equal "$(tail -2 "$SLOG" | sed 's/.*offered=//' | tr '\n' ' ')" "- - "
+        done
+    done
+}
+
+@test "an intermediate CA that expires before the server's certificate: no session outlives it (faketime)" {
+    local d="$BATS_TEST_TMPDIR/chain"
+    mkdir -p "$d"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 10 \
+        -subj /CN=root -keyout "$d/root.key" -out "$d/root.pem" 2> /dev/null
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=intermediate \
+        -keyout "$d/int.key" -out "$d/int.csr" 2> /dev/null
+    printf 'basicConstraints=critical,CA:true\nkeyUsage=critical,keyCertSign,cRLSign\n' > "$d/int.ext"
+    # made 23 hours ago for a day: it expires in an hour
+    faketime '23 hours ago' openssl x509 -req -in "$d/int.csr" -CA "$d/root.pem" \
+        -CAkey "$d/root.key" -CAcreateserial -days 1 -extfile "$d/int.ext" -out "$d/int.pem" \
+        2> /dev/null
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=localhost \
+        -keyout "$d/leaf.key" -out "$d/leaf.csr" 2> /dev/null
+    printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' > "$d/leaf.ext"
+    faketime '23 hours ago' openssl x509 -req -in "$d/leaf.csr" -CA "$d/int.pem" \
+        -CAkey "$d/int.key" -CAcreateserial -days 3 -extfile "$d/leaf.ext" -out "$d/leaf.pem" \
+        2> /dev/null
+    cat "$d/leaf.pem" "$d/int.pem" > "$d/chain.pem"
+    CERT="$d/chain.pem" KEY="$d/leaf.key" start_psk --lifetime 86400
+    later --cafile "$d/root.pem"
+}
+
+@test "a stapled OCSP response past its nextUpdate: no session outlives it (faketime)" {
+    # past its nextUpdate in an hour; the certificates valid for days
+    make_staple "$BATS_FILE_TMPDIR" good staple.der soon
+    start_psk --lifetime 86400 --staple "$BATS_FILE_TMPDIR/staple.der"
+    later --cafile "$CA"
 }

@@ -25,7 +25,25 @@
  *                     gnutls_certificate_set_verify_function, which runs
  *                     gnutls_certificate_verify_peers3 (GnuTLS calls it
  *                     during a full handshake only);
+ *                     sessioncb: the same function, set on the session
+ *                     (gnutls_session_set_verify_function);
  *                     none: nothing checked
+ *   --step KIND:ARG   instead of the protocol's priorities and --verify's
+ *                     check, what the connection sets, in the order given:
+ *                     prio:STRING (gnutls_priority_set_direct), verify:P
+ *                     (gnutls_session_set_verify_cert with the name and
+ *                     the flags of verification profile P: none, low,
+ *                     medium, high, ultra, or a number), verify2:P (the
+ *                     same through gnutls_session_set_verify_cert2)
+ *   --then            the steps after it are another configuration:
+ *                     connections use the configurations in turn
+ *   --crlfile F       CRLs in PEM file F on the credentials
+ *   --client-cert C:K[,C:K..]  client certificates and keys (PEM files),
+ *                     each added to the credentials in turn
+ *   --psk USER:HEXKEY PSK credentials (TLS 1.2: PSK key exchanges only)
+ *   --psks U:K,U:K..  PSK credentials used in turn, one per connection
+ *   --psk-callback USER:HEXKEY  the same, given by a function
+ *                     (gnutls_psk_set_client_credentials_function)
  *   --pin F           byhand and callback also require the server's
  *                     certificate to be the one in PEM file F (as a
  *                     program pinning a key; F another certificate makes
@@ -40,6 +58,7 @@
  *   --fresh-cred      new credentials for every connection (default: one
  *                     set for each trust file, shared)
  *   --path P          the path asked for (/)
+ *   --errors          name the error of a refused certificate too
  *   --nodelay         set TCP_NODELAY (default: Nagle left on, as in most
  *                     programs; a benchmark sets it so that a connection's
  *                     last handshake flight does not wait for a delayed ACK)
@@ -65,9 +84,16 @@
 #define MAX_LIST 16
 
 static const char *host, *port_s, *path = "/", *tls, *verify = "inhandshake";
-static const char *names[MAX_LIST], *cafiles[MAX_LIST];
-static int n_names, n_cafiles;
-static int count = 1, threads = 1, keep, no_tickets, fresh_cred, nodelay;
+static const char *names[MAX_LIST], *cafiles[MAX_LIST], *psks[MAX_LIST];
+static int n_names, n_cafiles, n_psks, psk_by_callback;
+static const char *crlfile;
+static char *client_certs[MAX_LIST];
+static int n_client_certs;
+/* --step: configurations, each a list of steps */
+#define MAX_STEPS 8
+static const char *steps[MAX_LIST][MAX_STEPS];
+static int n_steps[MAX_LIST], n_configs = 1;
+static int count = 1, threads = 1, keep, no_tickets, fresh_cred, nodelay, errors;
 static gnutls_datum_t pin;
 static gnutls_certificate_credentials_t shared_cred[MAX_LIST];
 
@@ -125,9 +151,111 @@ static gnutls_certificate_credentials_t make_cred(int i)
         gnutls_certificate_free_credentials(cred);
         return NULL;
     }
+    if (crlfile != NULL && gnutls_certificate_set_x509_crl_file(cred, crlfile,
+                                                                 GNUTLS_X509_FMT_PEM) < 0) {
+        fprintf(stderr, "gnutlsclient: no CRL loaded from %s\n", crlfile);
+        gnutls_certificate_free_credentials(cred);
+        return NULL;
+    }
+    for (int k = 0; k < n_client_certs; k++) {
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s", client_certs[k]);
+        char *colon = strchr(buf, ':');
+        if (colon == NULL ||
+            (*colon = '\0', gnutls_certificate_set_x509_key_file(cred, buf, colon + 1,
+                                                                GNUTLS_X509_FMT_PEM)) < 0) {
+            fprintf(stderr, "gnutlsclient: no client certificate and key in %s\n",
+                    client_certs[k]);
+            gnutls_certificate_free_credentials(cred);
+            return NULL;
+        }
+    }
     if (!strcmp(verify, "callback"))
         gnutls_certificate_set_verify_function(cred, verify_cb);
     return cred;
+}
+
+/* --psk, --psk-callback: USER:HEXKEY */
+static char psk_user[MAX_LIST][128];
+static gnutls_datum_t psk_key[MAX_LIST];
+
+static int psk_cb(gnutls_session_t s, char **username, gnutls_datum_t *key)
+{
+    (void)s;
+    *username = gnutls_strdup(psk_user[0]);
+    key->data = gnutls_malloc(psk_key[0].size);
+    if (*username == NULL || key->data == NULL)
+        return -1;
+    memcpy(key->data, psk_key[0].data, psk_key[0].size);
+    key->size = psk_key[0].size;
+    return 0;
+}
+
+static gnutls_psk_client_credentials_t make_psk(int i)
+{
+    gnutls_psk_client_credentials_t cred;
+    if (gnutls_psk_allocate_client_credentials(&cred) < 0)
+        return NULL;
+    if (psk_by_callback)
+        gnutls_psk_set_client_credentials_function(cred, psk_cb);
+    else if (gnutls_psk_set_client_credentials(cred, psk_user[i], &psk_key[i],
+                                               GNUTLS_PSK_KEY_RAW) < 0) {
+        gnutls_psk_free_client_credentials(cred);
+        return NULL;
+    }
+    return cred;
+}
+
+static int parse_psk(int i, const char *arg)
+{
+    const char *colon = strchr(arg, ':');
+    if (colon == NULL || (size_t)(colon - arg) >= sizeof psk_user[i])
+        return -1;
+    memcpy(psk_user[i], arg, (size_t)(colon - arg));
+    psk_user[i][colon - arg] = '\0';
+    gnutls_datum_t hex = {(unsigned char *)colon + 1, (unsigned)strlen(colon + 1)};
+    return gnutls_hex_decode2(&hex, &psk_key[i]);
+}
+
+static gnutls_psk_client_credentials_t shared_psk[MAX_LIST];
+
+/* A verification profile's flags: a name or a number. */
+static unsigned profile_flags(const char *p)
+{
+    static const struct { const char *name; gnutls_certificate_verification_profiles_t id; } ps[] = {
+        {"low", GNUTLS_PROFILE_LOW},       {"legacy", GNUTLS_PROFILE_LEGACY},
+        {"medium", GNUTLS_PROFILE_MEDIUM}, {"high", GNUTLS_PROFILE_HIGH},
+        {"ultra", GNUTLS_PROFILE_ULTRA},   {"future", GNUTLS_PROFILE_FUTURE},
+    };
+    if (!strcmp(p, "none"))
+        return 0;
+    for (size_t k = 0; k < sizeof ps / sizeof *ps; k++)
+        if (!strcmp(p, ps[k].name))
+            return GNUTLS_PROFILE_TO_VFLAGS(ps[k].id);
+    return (unsigned)strtoul(p, NULL, 0);
+}
+
+/* The configuration's steps, in order. */
+static int run_steps(gnutls_session_t s, int config, gnutls_typed_vdata_st *vdata)
+{
+    for (int k = 0; k < n_steps[config]; k++) {
+        const char *st = steps[config][k];
+        int r = 0;
+        if (!strncmp(st, "prio:", 5)) {
+            r = gnutls_priority_set_direct(s, st + 5, NULL);
+        } else if (!strncmp(st, "verify:", 7)) {
+            gnutls_session_set_verify_cert(s, conn_name(s), profile_flags(st + 7));
+        } else if (!strncmp(st, "verify2:", 8)) {
+            *vdata = (gnutls_typed_vdata_st){GNUTLS_DT_DNS_HOSTNAME,
+                                             (unsigned char *)conn_name(s), 0};
+            gnutls_session_set_verify_cert2(s, vdata, 1, profile_flags(st + 8));
+        } else {
+            r = GNUTLS_E_INVALID_REQUEST;
+        }
+        if (r < 0)
+            return r;
+    }
+    return 0;
 }
 
 static int tcp_connect(void)
@@ -200,19 +328,38 @@ static int one(int i)
         s = NULL;
         goto out;
     }
+    int config = i % n_configs;
+    int psk = n_psks || psk_by_callback;
     const char *prio = !tls ? NULL
-                       : !strcmp(tls, "1.3") ? "NORMAL:-VERS-ALL:+VERS-TLS1.3"
-                                             : "NORMAL:-VERS-ALL:+VERS-TLS1.2";
-    r = prio ? gnutls_priority_set_direct(s, prio, NULL) : gnutls_set_default_priority(s);
-    if (r < 0 || (r = gnutls_credentials_set(s, GNUTLS_CRD_CERTIFICATE, cred)) < 0) {
+                       : !strcmp(tls, "1.3")
+                           ? (psk ? "NORMAL:-VERS-ALL:+VERS-TLS1.3:+ECDHE-PSK:+PSK"
+                                  : "NORMAL:-VERS-ALL:+VERS-TLS1.3")
+                           : (psk ? "NORMAL:-VERS-ALL:+VERS-TLS1.2:-KX-ALL:+ECDHE-PSK:+PSK"
+                                  : "NORMAL:-VERS-ALL:+VERS-TLS1.2");
+    gnutls_session_set_ptr(s, (void *)name);
+    gnutls_typed_vdata_st vdata;
+    if (n_steps[config] > 0)
+        r = 0;
+    else
+        r = prio ? gnutls_priority_set_direct(s, prio, NULL) : gnutls_set_default_priority(s);
+    if (r < 0 || (r = gnutls_credentials_set(s, GNUTLS_CRD_CERTIFICATE, cred)) < 0 ||
+        (psk && (r = gnutls_credentials_set(s, GNUTLS_CRD_PSK,
+                                            shared_psk[n_psks ? i % n_psks : 0])) < 0)) {
         error = gnutls_strerror_name(r);
         goto out;
     }
-    gnutls_session_set_ptr(s, (void *)name);
     if (name != NULL)
         gnutls_server_name_set(s, GNUTLS_NAME_DNS, name, strlen(name));
-    if (!strcmp(verify, "inhandshake"))
+    if (n_steps[config] > 0) {
+        if ((r = run_steps(s, config, &vdata)) < 0) {
+            error = gnutls_strerror_name(r);
+            goto out;
+        }
+    } else if (!strcmp(verify, "inhandshake")) {
         gnutls_session_set_verify_cert(s, conn_name(s), 0);
+    } else if (!strcmp(verify, "sessioncb")) {
+        gnutls_session_set_verify_function(s, verify_cb);
+    }
     if (keep) {
         pthread_mutex_lock(&lock);
         if (kept.data != NULL)
@@ -231,7 +378,8 @@ static int one(int i)
     if (r < 0) {
         /* A refused certificate shows as a failed verification, not as an
          * error of its own. */
-        if (r != GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR && r != GNUTLS_E_CERTIFICATE_ERROR)
+        if (errors || (r != GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR &&
+                       r != GNUTLS_E_CERTIFICATE_ERROR))
             error = gnutls_strerror_name(r);
         goto out;
     }
@@ -313,7 +461,10 @@ int main(int argc, char **argv)
                               !strcmp(a, "--cafile") || !strcmp(a, "--cafiles") ||
                               !strcmp(a, "--name") || !strcmp(a, "--names") ||
                               !strcmp(a, "--verify") || !strcmp(a, "--pin") ||
-                              !strcmp(a, "--path")))
+                              !strcmp(a, "--path") || !strcmp(a, "--step") ||
+                              !strcmp(a, "--crlfile") || !strcmp(a, "--client-cert") ||
+                              !strcmp(a, "--psk") || !strcmp(a, "--psks") ||
+                              !strcmp(a, "--psk-callback")))
             return usage("an option lacks its value");
         if (!strcmp(a, "--connect")) {
             snprintf(connect_arg, sizeof connect_arg, "%s", argv[++i]);
@@ -339,7 +490,28 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--no-tickets")) no_tickets = 1;
         else if (!strcmp(a, "--fresh-cred")) fresh_cred = 1;
         else if (!strcmp(a, "--nodelay")) nodelay = 1;
+        else if (!strcmp(a, "--errors")) errors = 1;
         else if (!strcmp(a, "--path")) path = argv[++i];
+        else if (!strcmp(a, "--step")) {
+            if (n_steps[n_configs - 1] == MAX_STEPS)
+                return usage("too many --step");
+            steps[n_configs - 1][n_steps[n_configs - 1]++] = argv[++i];
+        }
+        else if (!strcmp(a, "--then")) {
+            if (n_configs == MAX_LIST)
+                return usage("too many --then");
+            n_configs++;
+        }
+        else if (!strcmp(a, "--crlfile")) crlfile = argv[++i];
+        else if (!strcmp(a, "--client-cert")) {
+            char *list = argv[++i];
+            for (char *tok = strtok(list, ","); tok && n_client_certs < MAX_LIST;
+                 tok = strtok(NULL, ","))
+                client_certs[n_client_certs++] = tok;
+        }
+        else if (!strcmp(a, "--psk")) n_psks = 0, psks[n_psks++] = argv[++i];
+        else if (!strcmp(a, "--psks")) n_psks = 0, split(argv[++i], psks, &n_psks);
+        else if (!strcmp(a, "--psk-callback")) n_psks = 0, psks[0] = argv[++i], psk_by_callback = 1;
         else return usage("unknown option");
     }
     if (host == NULL)
@@ -347,8 +519,8 @@ int main(int argc, char **argv)
     if (tls && strcmp(tls, "1.2") && strcmp(tls, "1.3"))
         return usage("--tls takes 1.2 or 1.3");
     if (strcmp(verify, "inhandshake") && strcmp(verify, "byhand") && strcmp(verify, "callback") &&
-        strcmp(verify, "none"))
-        return usage("--verify takes inhandshake, byhand, callback or none");
+        strcmp(verify, "sessioncb") && strcmp(verify, "none"))
+        return usage("--verify takes inhandshake, byhand, callback, sessioncb or none");
     if (count < 0 || threads < 1 || threads > 256)
         return usage("bad --count or --threads");
     if (gnutls_global_init() < 0)
@@ -357,6 +529,9 @@ int main(int argc, char **argv)
         for (int i = 0; i < (n_cafiles ? n_cafiles : 1); i++)
             if ((shared_cred[i] = make_cred(i)) == NULL)
                 return 1;
+    for (int i = 0; i < (psk_by_callback ? 1 : n_psks); i++)
+        if (parse_psk(i, psks[i]) < 0 || (shared_psk[i] = make_psk(i)) == NULL)
+            return usage("--psk takes USER:HEXKEY");
     setvbuf(stdout, NULL, _IOLBF, 0);
     pthread_t tids[256];
     for (int t = 0; t < threads; t++)
@@ -369,6 +544,11 @@ int main(int argc, char **argv)
     for (int i = 0; i < (n_cafiles ? n_cafiles : 1); i++)
         if (shared_cred[i] != NULL)
             gnutls_certificate_free_credentials(shared_cred[i]);
+    for (int i = 0; i < MAX_LIST; i++) {
+        if (shared_psk[i] != NULL)
+            gnutls_psk_free_client_credentials(shared_psk[i]);
+        gnutls_free(psk_key[i].data);
+    }
     gnutls_free(kept.data);
     gnutls_free(pin.data);
     gnutls_global_deinit();

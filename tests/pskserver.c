@@ -10,6 +10,11 @@
  * Flags can make it refuse resumption (--no-resume, --refuse) so tests can
  * check how a client copes. --staple FILE staples the DER OCSP response in
  * FILE (read at each handshake) for a client that asks for one.
+ * --psk HEXKEY takes PSK key exchanges (TLS 1.2 PSK and ECDHE-PSK suites,
+ * TLS 1.3 external PSKs) from any identity with that key, and logs the
+ * identity the session stands for (psk=NAME, after status). --client-ca
+ * FILE requires a client certificate issued by a CA in FILE (whose names
+ * it sends) and logs its subject's common name (client=CN).
  * Single-threaded; listens on 127.0.0.1 only.
  */
 #include <errno.h>
@@ -158,7 +163,8 @@ static void usage(void)
     fprintf(stderr, "usage: pskserver --cert FILE --key FILE [--port N] [--port-file FILE]\n"
             "  [--log FILE] [--tls12|--tls13] [--tickets N] [--no-resume|--refuse]\n"
             "  [--lifetime N] [--big-tickets N] [--max N] [--ctx-per-conn]\n"
-            "  [--verify] [--no-sid] [--no-ems] [--libctx] [--staple FILE]\n");
+            "  [--verify] [--no-sid] [--no-ems] [--libctx] [--staple FILE]\n"
+            "  [--psk HEXKEY] [--client-ca FILE]\n");
     exit(2);
 }
 
@@ -171,6 +177,8 @@ static long num_arg(const char *s)
         usage();
     return v;
 }
+
+static void who(SSL *s, char *out, size_t size);
 
 static void handle(SSL_CTX *ctx, int fd, long seq, FILE *log)
 {
@@ -199,8 +207,10 @@ static void handle(SSL_CTX *ctx, int fd, long seq, FILE *log)
         close(fd);
         return;
     }
-    fprintf(log, "conn=%ld status=ok version=%s resumed=%d offered=%s\n", seq,
-            SSL_get_version(s), SSL_session_reused(s) ? 1 : 0, o.len ? o.buf : "-");
+    char seen[600];
+    who(s, seen, sizeof seen);
+    fprintf(log, "conn=%ld status=ok version=%s resumed=%d%s offered=%s\n", seq,
+            SSL_get_version(s), SSL_session_reused(s) ? 1 : 0, seen, o.len ? o.buf : "-");
     fflush(log);
 
     size_t got = 0;
@@ -249,6 +259,42 @@ static int staple_cb(SSL *s, void *arg)
 }
 static long tickets = -1, lifetime = -1;
 static int version, no_resume, refuse, verify, no_sid, no_ems;
+static const char *client_ca;
+static unsigned char psk_key[64];
+static long psk_len = -1;
+
+/* Any identity of a few printable characters (a TLS 1.3 ticket is a long
+ * binary one, and goes its own way), with the one key. */
+static unsigned psk_cb(SSL *s, const char *identity, unsigned char *psk, unsigned max)
+{
+    (void)s;
+    size_t n = strlen(identity);
+    if (psk_len < 0 || (unsigned long)psk_len > max || n == 0 || n > 64)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (identity[i] < 0x21 || identity[i] > 0x7e)
+            return 0;
+    memcpy(psk, psk_key, (size_t)psk_len);
+    return (unsigned)psk_len;
+}
+
+/* What the session says of the client: " psk=NAME" and " client=CN". */
+static void who(SSL *s, char *out, size_t size)
+{
+    out[0] = '\0';
+    size_t n = 0;
+    if (psk_len >= 0) {
+        const char *id = SSL_get_psk_identity(s);
+        n += (size_t)snprintf(out + n, size - n, " psk=%s", id ? id : "-");
+    }
+    if (client_ca) {
+        char cn[256] = "-";
+        X509 *peer = SSL_get0_peer_certificate(s);
+        if (peer)
+            X509_NAME_get_text_by_NID(X509_get_subject_name(peer), NID_commonName, cn, sizeof cn);
+        snprintf(out + n, size - n, " client=%s", cn);
+    }
+}
 
 /* The server's context, as configured by the options; NULL on failure. */
 static SSL_CTX *make_ctx(void)
@@ -269,6 +315,21 @@ static SSL_CTX *make_ctx(void)
     /* asks for a client certificate, and takes a connection without one */
     if (verify)
         SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    if (client_ca) {
+        STACK_OF(X509_NAME) *names = SSL_load_client_CA_file(client_ca);
+        if (!names || SSL_CTX_load_verify_locations(ctx, client_ca, NULL) != 1) {
+            ERR_print_errors_fp(stderr);
+            SSL_CTX_free(ctx);
+            return NULL;
+        }
+        SSL_CTX_set_client_CA_list(ctx, names);
+        SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+    }
+    if (psk_len >= 0) {
+        SSL_CTX_set_psk_server_callback(ctx, psk_cb);
+        SSL_CTX_set_cipher_list(ctx, "ECDHE-PSK-AES128-CBC-SHA256:PSK-AES128-GCM-SHA256:"
+                                     "PSK-AES256-GCM-SHA384:DEFAULT");
+    }
     if (no_ems)
         SSL_CTX_set_options(ctx, SSL_OP_NO_EXTENDED_MASTER_SECRET);
     SSL_CTX_set_client_hello_cb(ctx, client_hello_cb, NULL);
@@ -310,6 +371,13 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--max") && v) max = num_arg(v);
         else if (!strcmp(a, "--big-tickets") && v) appdata_len = (size_t)num_arg(v);
         else if (!strcmp(a, "--staple") && v) staple_file = v;
+        else if (!strcmp(a, "--client-ca") && v) client_ca = v;
+        else if (!strcmp(a, "--psk") && v) {
+            size_t n;
+            if (!OPENSSL_hexstr2buf_ex(psk_key, sizeof psk_key, &n, v, '\0'))
+                usage();
+            psk_len = (long)n;
+        }
         else {
             takes = 0;
             if (!strcmp(a, "--tls12")) version = TLS1_2_VERSION;

@@ -41,7 +41,8 @@ same_without_and_with() {
         "$ROOT/shim/openssl/hooks.def"
         sed -n 's/^GHOOK([^,]*, *\([a-z0-9_]*\),.*, *\(GNUTLS_[0-9_]*\))$/\1@@\2/p' \
         "$ROOT/shim/gnutls/hooks.def"
-        printf '%s\n' OPENSSL_3.0.0 GNUTLS_3_4 GNUTLS_3_6_3)
+        echo OPENSSL_3.0.0
+        sed -n 's/^GHOOK(.*, *\(GNUTLS_[0-9_]*\))$/\1/p' "$ROOT/shim/gnutls/hooks.def" | sort -u)
     assert_equal "$output" "$(echo "$expected" | sort)"
     # each GnuTLS hook under the version GnuTLS itself exports it under
     run sh -c "objdump -T /usr/lib/x86_64-linux-gnu/libgnutls.so.30 | awk '\$NF ~ /^gnutls_/ {print \$NF\"@@\"\$(NF-1)}' | sort"

@@ -8,6 +8,7 @@
 
 #include "conn.h"
 #include "fork.h"
+#include "judge.h"
 #include "log.h"
 #include "pool.h"
 #include "pooled.h"
@@ -20,11 +21,16 @@ struct gconn {
     gnutls_session_t s;
     struct gsettings set;
     struct key key;
+    struct gidentity id;
     bool started, done, app_data, refused;
+    bool ended;            /* the first handshake completed (done: and passed) */
     bool resumed_ours;     /* resumed from the session the shim offered */
+    bool moved;            /* application data moved after the handshake */
+    bool watched;          /* counted in watching */
+    int failed;            /* the judgment's error (0: none) */
     struct pooled offered; /* sess NULL: nothing offered */
     time_t born;           /* the verifying full handshake behind this one */
-    time_t until;          /* the peer certificate's notAfter */
+    time_t until;          /* the earliest notAfter of the chain, or staple's nextUpdate */
     unsigned gen;
     unsigned n_held;
     struct pooled *held;   /* pool_size slots, newest first */
@@ -41,6 +47,7 @@ static struct gconn *conns;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int pool_size = 8;
 static long max_age = 3600;
+unsigned gconn_watching;
 
 void gconn_init(const struct config *cfg)
 {
@@ -66,6 +73,7 @@ static int on_message(gnutls_session_t s, unsigned htype, unsigned when, unsigne
                       const gnutls_datum_t *msg);
 static void drop_held(struct gconn *c);
 static void release(struct gconn *c);
+static int judge(struct gconn *c);
 
 void gconn_new(gnutls_session_t s, unsigned flags)
 {
@@ -122,9 +130,14 @@ static void hold(struct gconn *c, const unsigned char *data, size_t len, bool tl
  * with it: a program checks the peer by hand after the handshake, while
  * tickets may already have arrived (wget asks for the session data right
  * after the handshake, which waits for one). */
+static bool may_publish(const struct gconn *c)
+{
+    return c->done && c->moved && !c->refused && c->failed == 0 && c->key.len != 0;
+}
+
 static void settle(struct gconn *c)
 {
-    bool keep = c->done && !c->refused && c->key.len != 0;
+    bool keep = may_publish(c);
     for (unsigned i = c->n_held; i-- > 0;) {
         if (keep)
             pool_put(&c->key, c->held[i], c->gen);
@@ -143,9 +156,30 @@ static void unreserve(struct gconn *c)
     c->n_reserved = 0;
 }
 
+static void unwatch(struct gconn *c)
+{
+    if (c->watched) {
+        c->watched = false;
+        __atomic_sub_fetch(&gconn_watching, 1, __ATOMIC_RELAXED);
+    }
+}
+
+static void watch(struct gconn *c)
+{
+    if (!c->watched) {
+        c->watched = true;
+        __atomic_add_fetch(&gconn_watching, 1, __ATOMIC_RELAXED);
+    }
+}
+
 static void release(struct gconn *c)
 {
+    unwatch(c);
     settle(c);
+    /* Tickets the program took from a connection that never carried data
+     * are no one's to publish. */
+    if (!may_publish(c))
+        unreserve(c);
     for (unsigned i = 0; i < c->n_reserved; i++)
         gtls_ops.free(c->reserved[i]);
     pooled_free(&c->offered);
@@ -174,6 +208,8 @@ struct leftover {
     struct key key;
     unsigned gen, n;
     struct pooled *held;
+    unsigned n_reserved;   /* taken by the program, to be unreserved */
+    void *reserved[4];
 };
 
 void gconn_settle_all(void)
@@ -182,14 +218,23 @@ void gconn_settle_all(void)
     struct leftover *list = NULL;
     pthread_mutex_lock(&lock);
     HASH_ITER(hh, conns, c, tmp) {
-        struct leftover *l = c->n_held > 0 ? malloc(sizeof *l) : NULL;
-        if (l == NULL || !c->done || c->refused || c->key.len == 0) {
-            free(l);
+        bool keep = may_publish(c);
+        if ((keep && c->n_held == 0) || (!keep && c->n_reserved == 0))
             continue;
+        struct leftover *l = malloc(sizeof *l);
+        if (l == NULL)
+            continue;
+        *l = (struct leftover){list, c->key, c->gen, 0, NULL, 0, {0}};
+        if (keep) {
+            l->n = c->n_held;
+            l->held = c->held;
+            c->held = NULL;
+            c->n_held = 0;
+        } else {
+            l->n_reserved = c->n_reserved;
+            memcpy(l->reserved, c->reserved, sizeof l->reserved);
+            c->n_reserved = 0;
         }
-        *l = (struct leftover){list, c->key, c->gen, c->n_held, c->held};
-        c->held = NULL;
-        c->n_held = 0;
         list = l;
     }
     pthread_mutex_unlock(&lock);
@@ -198,6 +243,10 @@ void gconn_settle_all(void)
         list = l->next;
         for (unsigned i = l->n; i-- > 0;)
             pool_put(&l->key, l->held[i], l->gen);
+        for (unsigned i = 0; i < l->n_reserved; i++) {
+            pool_unreserve(&gtls_ops, l->reserved[i]);
+            gtls_ops.free(l->reserved[i]);
+        }
         free(l->held);
         free(l);
     }
@@ -221,35 +270,74 @@ static void offer(struct gconn *c)
     LOG(LOG_DEBUG, "offered a TLS %s session (GnuTLS)", p.ops->is_tls13(p.sess) ? "1.3" : "1.2");
 }
 
-void gconn_begin(gnutls_session_t s)
+bool gconn_begin(gnutls_session_t s, int *held)
 {
     struct gconn *c = get(s);
-    if (c == NULL || c->started)
-        return;
+    if (c == NULL)
+        return false;
+    /* A handshake the judgment refused stays refused, as a failed full
+     * handshake does; one whose verify function asked to be called again
+     * is judged again, GnuTLS's handshake being over. */
+    if (c->ended && !c->done) {
+        *held = c->failed != 0 ? c->failed : judge(c);
+        return true;
+    }
+    if (c->started)
+        return false;
     c->started = true;
     c->gen = pool_generation();
     stat_add(ST_HANDSHAKES);
-    gverdict_key(s, &c->set, store_on(), &c->key);
+    gverdict_key(s, &c->set, store_on(), &c->key, &c->id);
     /* A session the program set itself (libcurl's cache) is its own. */
     if (!c->app_data && c->key.len != 0)
         offer(c);
+    return false;
 }
 
-/* The peer certificate's notAfter: no session outlives it. */
-static time_t peer_until(gnutls_session_t s)
+/* When the staple for a certificate stops counting: its nextUpdate, or
+ * without one, as GnuTLS judges it (check_ocsp_response, lib/cert-session.c
+ * 3.7.9), MAX_OCSP_VALIDITY_SECS (15 days) after its thisUpdate. */
+static time_t staple_until(gnutls_session_t s, unsigned i)
+{
+    gnutls_datum_t d = {NULL, 0};
+    if (G(gnutls_ocsp_status_request_get2)(s, i, &d) != 0 || d.data == NULL)
+        return (time_t)1 << 62;
+    gnutls_ocsp_resp_t resp = NULL;
+    time_t t = 0, this_update = -1, next_update = -1;
+    unsigned status;
+    if (G(gnutls_ocsp_resp_init)(&resp) == 0 && resp != NULL &&
+        G(gnutls_ocsp_resp_import)(resp, &d) == 0 &&
+        G(gnutls_ocsp_resp_get_single)(resp, 0, NULL, NULL, NULL, NULL, &status, &this_update,
+                                        &next_update, NULL, NULL) == 0)
+        t = next_update != -1 ? next_update
+            : this_update != -1 ? this_update + 15 * 24 * 3600
+                                : 0;
+    if (resp != NULL)
+        G(gnutls_ocsp_resp_deinit)(resp);
+    return t > 0 ? t : 0;
+}
+
+/* No session outlives a certificate of the server's chain, nor the OCSP
+ * response stapled for one. */
+static time_t chain_until(gnutls_session_t s)
 {
     unsigned n = 0;
     const gnutls_datum_t *certs = G(gnutls_certificate_get_peers)(s, &n);
-    gnutls_x509_crt_t crt = NULL;
-    time_t t = 0;
-    if (certs == NULL || n == 0)
-        return (time_t)1 << 62; /* no certificate: nothing to outlive */
-    if (G(gnutls_x509_crt_init)(&crt) == 0 && crt != NULL &&
-        G(gnutls_x509_crt_import)(crt, &certs[0], GNUTLS_X509_FMT_DER) == 0)
-        t = G(gnutls_x509_crt_get_expiration_time)(crt);
-    if (crt != NULL)
-        G(gnutls_x509_crt_deinit)(crt);
-    return t > 0 ? t : 0;
+    time_t until = (time_t)1 << 62; /* no certificate: nothing to outlive */
+    for (unsigned i = 0; certs != NULL && i < n; i++) {
+        gnutls_x509_crt_t crt = NULL;
+        time_t t = 0;
+        if (G(gnutls_x509_crt_init)(&crt) == 0 && crt != NULL &&
+            G(gnutls_x509_crt_import)(crt, &certs[i], GNUTLS_X509_FMT_DER) == 0)
+            t = G(gnutls_x509_crt_get_expiration_time)(crt);
+        if (crt != NULL)
+            G(gnutls_x509_crt_deinit)(crt);
+        t = t > 0 ? t : 0;
+        time_t st = staple_until(s, i);
+        until = t < until ? t : until;
+        until = st < until ? st : until;
+    }
+    return until;
 }
 
 /* TLS 1.2 session data is whole once the handshake is: taken now. (A TLS
@@ -263,12 +351,66 @@ static void take_data(struct gconn *c)
     greal_free(d.data);
 }
 
-void gconn_after(gnutls_session_t s, int ret)
+/* The handshake passed, or its judgment did: the connection is the
+ * program's, and what it earns is held until data moves. */
+static void passed(struct gconn *c)
+{
+    c->done = true;
+    if (c->key.len == 0 || c->refused)
+        return;
+    pthread_mutex_lock(&lock);
+    watch(c);
+    pthread_mutex_unlock(&lock);
+    if (G(gnutls_protocol_get_version)(c->s) != GNUTLS_TLS1_3)
+        take_data(c);
+}
+
+/* A failed judgment fails the handshake as the full one would have: the
+ * error is the program's, no data moves (the record functions refuse as
+ * they do before a handshake ends), and what this server's sessions carry
+ * no longer passes: none is offered again, in memory or in the store. */
+static int refuse(struct gconn *c, int err)
+{
+    c->failed = err;
+    pthread_mutex_lock(&lock);
+    watch(c);
+    pthread_mutex_unlock(&lock);
+    if (c->key.len != 0) {
+        pool_forget(&c->key);
+        store_forget(&c->key);
+    }
+    LOG(LOG_DEBUG, "a resumed GnuTLS connection failed its judgment: %d", err);
+    return err;
+}
+
+static int judge(struct gconn *c)
+{
+    int v = gjudge(c->s, &c->set);
+    if (v == GNUTLS_E_AGAIN || v == GNUTLS_E_INTERRUPTED)
+        return v;
+    if (v < 0)
+        return refuse(c, v);
+    passed(c);
+    return 0;
+}
+
+/* A full handshake in which a function, or credentials the shim cannot
+ * read, chose who the client is: the key does not hold that identity, so
+ * nothing the handshake earned is kept. (One in which the function was
+ * not asked, a server asking for no certificate, presented none.) */
+static bool chosen_blind(const struct gconn *c)
+{
+    gnutls_credentials_type_t auth = G(gnutls_auth_client_get_type)(c->s);
+    return (c->id.cert_fn && G(gnutls_certificate_client_get_request_status)(c->s) != 0) ||
+           (c->id.psk_fn && auth == GNUTLS_CRD_PSK) || (c->id.srp && auth == GNUTLS_CRD_SRP);
+}
+
+int gconn_after(gnutls_session_t s, int ret)
 {
     struct gconn *c = ret == 0 ? get(s) : NULL;
-    if (c == NULL || !c->started || c->done)
-        return;
-    c->done = true;
+    if (c == NULL || !c->started || c->ended)
+        return ret;
+    c->ended = true;
     bool resumed = G(gnutls_session_is_resumed)(s) == 1;
     stat_add(resumed ? ST_RESUMED : ST_FULL);
     if (c->offered.sess != NULL)
@@ -280,13 +422,23 @@ void gconn_after(gnutls_session_t s, int ret)
     c->born = resumed && c->offered.sess != NULL ? c->offered.born : time(NULL);
     if (resumed && c->offered.sess == NULL)
         c->refused = true;
+    if (!resumed && c->key.len != 0 && chosen_blind(c)) {
+        LOG(LOG_DEBUG, "nothing kept: a function chose the GnuTLS client's identity");
+        c->refused = true;
+    }
     c->resumed_ours = resumed && c->offered.sess != NULL;
-    /* A resumed session's certificate is its session's: so is its bound
-     * (decoding the certificate again cost a tenth of a resumption). */
-    c->until = resumed && c->offered.sess != NULL ? c->offered.expires : peer_until(s);
+    /* A resumed session's certificates are its session's: so is its bound
+     * (decoding them again cost a tenth of a resumption). A connection that
+     * will publish nothing needs none. */
+    c->until = c->resumed_ours                  ? c->offered.expires
+               : c->key.len == 0 || c->refused ? 0
+                                                : chain_until(s);
     pooled_free(&c->offered);
-    if (c->key.len != 0 && !c->refused && G(gnutls_protocol_get_version)(s) != GNUTLS_TLS1_3)
-        take_data(c);
+    if (!c->resumed_ours) {
+        passed(c);
+        return 0;
+    }
+    return judge(c);
 }
 
 static int on_message(gnutls_session_t s, unsigned htype, unsigned when, unsigned incoming,
@@ -403,31 +555,62 @@ void gconn_app_took(gnutls_session_t s, const void *data, size_t size)
 }
 
 /* The check set_verify_cert(2) installs: its host name (NULL: the
- * certificate is checked, no name) or typed data, read when the key is. */
+ * certificate is checked, no name) or typed data, read when the key is;
+ * seen: the function it installs went through the shim's hook. */
 void gconn_verify_cert(gnutls_session_t s, const char *host, const gnutls_typed_vdata_st *data,
-                       unsigned n, unsigned flags)
+                       unsigned n, unsigned flags, bool seen)
 {
     struct gconn *c = get(s);
     if (c == NULL)
         return;
     c->set.verify_set = true;
-    c->set.verify_fn = false;
+    c->set.verify_unseen = !seen;
+    if (!seen)
+        c->set.verify_fn = NULL;
     c->set.verify_host = host;
     c->set.verify_data = data;
     c->set.verify_n = n;
     c->set.verify_flags = flags;
 }
 
-/* A function of the program's is a callback; none at all (NULL) is no
- * check, whatever set_verify_cert installed before. */
-void gconn_verify_function(gnutls_session_t s, bool set)
+/* The function GnuTLS will call: the program's, or GnuTLS's own check
+ * (inner: set_verify_cert is setting it); none at all (NULL) is no check,
+ * whatever set_verify_cert installed before. */
+void gconn_verify_function(gnutls_session_t s, gnutls_certificate_verify_function *fn, bool inner)
 {
     struct gconn *c = get(s);
     if (c == NULL)
         return;
-    c->set.verify_fn = set;
-    if (!set)
+    c->set.verify_fn = fn;
+    if (!inner) {
         c->set.verify_set = false;
+        c->set.verify_unseen = false;
+    }
+}
+
+/* Before a record function: a connection refused by its judgment moves no
+ * data, as a session whose handshake failed does not. */
+int gconn_io_before(gnutls_session_t s)
+{
+    struct gconn *c = get(s);
+    return c != NULL && c->failed != 0 ? GNUTLS_E_UNAVAILABLE_DURING_HANDSHAKE : 0;
+}
+
+/* After one: data moved (ret > 0), and what the connection earned may be
+ * published when it ends. */
+void gconn_io_after(gnutls_session_t s, ssize_t ret)
+{
+    if (ret <= 0)
+        return;
+    pthread_mutex_lock(&lock);
+    struct gconn *c;
+    HASH_FIND_PTR(conns, &s, c);
+    if (c != NULL && c->done && !c->moved) {
+        c->moved = true;
+        if (c->failed == 0)
+            unwatch(c);
+    }
+    pthread_mutex_unlock(&lock);
 }
 
 void gconn_priority(gnutls_session_t s, const char *text)
@@ -468,6 +651,10 @@ void gconn_refused(gnutls_session_t s)
     if (c == NULL)
         return;
     c->refused = true;
+    pthread_mutex_lock(&lock);
+    if (c->failed == 0)
+        unwatch(c);
+    pthread_mutex_unlock(&lock);
     unreserve(c);
     if (c->resumed_ours && c->key.len != 0) {
         pool_forget(&c->key);

@@ -1,23 +1,29 @@
 /* cred: what the shim knows of certificate credentials, recorded by the
  * hooks as the program builds them: a digest of the trust it was given
- * (each input's content, or for a file the file's identity), and whether
- * anything decides by callback. Kept by address, made anew when
- * credentials are allocated and dropped when they are freed, so a reused
- * address starts clean. */
+ * (each input's content, or for a file the file's identity), the verify
+ * function GnuTLS would call, whether a function picks the client's
+ * certificate, and the client's own identity in them. Kept by address,
+ * made anew when credentials are allocated and dropped when they are
+ * freed, so a reused address starts clean. */
 #ifndef RESUMESHIM_GNUTLS_CRED_H
 #define RESUMESHIM_GNUTLS_CRED_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <gnutls/gnutls.h>
+
 struct cred_view {
+    /* Tells trust sets apart, for choosing which session to offer: the
+     * judgment of a resumed connection (judge.c) reads the trust itself. */
     unsigned char trust[32];
-    /* The digest does not pin the trust's content (a directory, whose
-     * files may change without it; objects): enough to tell trust sets
-     * apart, not to stand in for a check a resumption skips. */
-    bool trust_inexact;
-    bool callback;      /* a verify or client-certificate callback */
+    gnutls_certificate_verify_function *verify_fn; /* NULL: none */
+    bool retrieve;      /* a function picks the client's certificate */
     unsigned max_bits, max_depth;
+    /* Every certificate of every key the credentials hold, and each key,
+     * by content; false when a key cannot be read (a token's). */
+    bool identity_ok;
+    unsigned char identity[32];
 };
 
 void cred_init(void);
@@ -26,12 +32,13 @@ void cred_gone(const void *cred);
 /* Trust (or CRLs) given: kind says how, and data is its content. */
 void cred_trust(const void *cred, char kind, const void *data, size_t len);
 /* Trust given as a file: its name and identity (device, inode, size,
- * modification time), which change whenever its content does. */
+ * modification time). */
 void cred_trust_file(const void *cred, char kind, const char *path);
-void cred_trust_inexact(const void *cred);
-enum cred_cb { CB_VERIFY, CB_RETRIEVE };
-void cred_callback(const void *cred, enum cred_cb which, bool set);
+void cred_verify_function(const void *cred, gnutls_certificate_verify_function *fn);
+void cred_retrieve(const void *cred, bool set);
 void cred_limits(const void *cred, unsigned max_bits, unsigned max_depth);
+/* The program dropped the credentials' keys (gnutls_certificate_free_keys). */
+void cred_keys_gone(const void *cred);
 /* False for credentials the shim never saw allocated. */
 bool cred_view(const void *cred, struct cred_view *out);
 

@@ -10,6 +10,7 @@
 #include "cred.h"
 #include "init.h"
 #include "prio.h"
+#include "psk.h"
 #include "real.h"
 #include "util.h"
 
@@ -45,18 +46,19 @@ EXPORT void gnutls_deinit(gnutls_session_t session)
     real_(session);
 }
 
+/* A handshake that resumed the shim's session returns success only once
+ * the check it skipped passed (conn.c, judge.c). */
 EXPORT int gnutls_handshake(gnutls_session_t session)
 {
     REAL_OR(gnutls_handshake, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
     bool on = gshim_active();
-    if (on)
-        gconn_begin(session);
+    int held;
+    if (on && gconn_begin(session, &held))
+        return held;
     handshake_enter();
     int r = real_(session);
     handshake_leave();
-    if (on)
-        gconn_after(session, r);
-    return r;
+    return on ? gconn_after(session, r) : r;
 }
 
 EXPORT void gnutls_handshake_set_hook_function(gnutls_session_t session, unsigned int htype,
@@ -94,37 +96,46 @@ EXPORT int gnutls_session_get_data2(gnutls_session_t session, gnutls_datum_t *da
     return r;
 }
 
+/* The check set_verify_cert installs is GnuTLS's own verify function: it
+ * calls gnutls_session_set_verify_function, which reaches the hook below
+ * (measured), in place of any the program set before. The hook learns the
+ * function from inside the call; the data and flags are recorded after. */
+static _Thread_local bool in_verify_cert, verify_fn_seen;
+
 EXPORT void gnutls_session_set_verify_cert(gnutls_session_t session, const char *hostname,
                                            unsigned flags)
 {
     REAL_OR_VOID(gnutls_session_set_verify_cert, GNUTLS_3_4);
+    in_verify_cert = true;
+    verify_fn_seen = false;
     real_(session, hostname, flags);
+    in_verify_cert = false;
     if (gshim_active())
-        gconn_verify_cert(session, hostname, NULL, 0, flags);
+        gconn_verify_cert(session, hostname, NULL, 0, flags, verify_fn_seen);
 }
 
 EXPORT void gnutls_session_set_verify_cert2(gnutls_session_t session, gnutls_typed_vdata_st *data,
                                             unsigned elements, unsigned flags)
 {
     REAL_OR_VOID(gnutls_session_set_verify_cert2, GNUTLS_3_4);
+    in_verify_cert = true;
+    verify_fn_seen = false;
     real_(session, data, elements, flags);
+    in_verify_cert = false;
     if (gshim_active())
-        gconn_verify_cert(session, NULL, data, elements, flags);
+        gconn_verify_cert(session, NULL, data, elements, flags, verify_fn_seen);
 }
 
 EXPORT void gnutls_session_set_verify_function(gnutls_session_t session,
                                                gnutls_certificate_verify_function *func)
 {
     REAL_OR_VOID(gnutls_session_set_verify_function, GNUTLS_3_4);
+    bool inner = in_verify_cert;
+    verify_fn_seen |= inner;
     if (gshim_active())
-        gconn_verify_function(session, func != NULL);
+        gconn_verify_function(session, func, inner);
     real_(session, func);
 }
-
-/* The check set_verify_cert installs is GnuTLS's own verify function (it
- * calls gnutls_session_set_verify_function through our hook, measured), in
- * place of any the program set before: recorded after the real call. A
- * function the program sets later is a callback again. */
 
 /* Priorities, whichever way they are set. */
 EXPORT int gnutls_priority_set_direct(gnutls_session_t session, const char *priorities,
@@ -289,19 +300,17 @@ TRUST_FILE_HOOK(gnutls_certificate_set_x509_crl_file, 'R')
 TRUST_MEM_HOOK(gnutls_certificate_set_x509_trust_mem, 'M')
 TRUST_MEM_HOOK(gnutls_certificate_set_x509_crl_mem, 'm')
 
-/* Trust given as a directory (its files load as they are, and may change
- * without the directory changing) or as objects is digested by what tells
- * it apart (the directory's identity, the number of objects), not by
- * content: a check in the handshake under it never resumes. */
+/* Trust given as a directory or as objects is digested by what tells it
+ * apart (the directory's identity, the number of objects), not by
+ * content: enough to choose which session to offer; the judgment reads
+ * the trust itself. */
 EXPORT int gnutls_certificate_set_x509_trust_dir(gnutls_certificate_credentials_t cred,
                                                  const char *dir, gnutls_x509_crt_fmt_t type)
 {
     REAL_OR(gnutls_certificate_set_x509_trust_dir, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
     int r = real_(cred, dir, type);
-    if (gshim_active()) {
+    if (gshim_active())
         cred_trust_file(cred, 'D', dir);
-        cred_trust_inexact(cred);
-    }
     return r;
 }
 
@@ -309,25 +318,22 @@ EXPORT int gnutls_certificate_set_x509_trust_dir(gnutls_certificate_credentials_
     EXPORT int name(gnutls_certificate_credentials_t cred, type *list, int n)  \
     {                                                                          \
         REAL_OR(name, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);                    \
-        int r = real_(cred, list, n);                                    \
-        if (gshim_active()) {                                                  \
+        int r = real_(cred, list, n);                                          \
+        if (gshim_active())                                                    \
             cred_trust(cred, kind, &n, sizeof n);                              \
-            cred_trust_inexact(cred);                                          \
-        }                                                                      \
         return r;                                                              \
     }
 OBJECTS_HOOK(gnutls_certificate_set_x509_trust, gnutls_x509_crt_t, 'X')
 OBJECTS_HOOK(gnutls_certificate_set_x509_crl, gnutls_x509_crl_t, 'x')
 
-/* Trust added through the credentials' own list cannot be seen. */
+/* Trust added through the credentials' own list cannot be seen: the
+ * digest only says a list was handed out or set. */
 EXPORT void gnutls_certificate_get_trust_list(gnutls_certificate_credentials_t res,
                                               gnutls_x509_trust_list_t *tlist)
 {
     REAL_OR_VOID(gnutls_certificate_get_trust_list, GNUTLS_3_4);
-    if (gshim_active()) {
+    if (gshim_active())
         cred_trust(res, 'l', "", 0);
-        cred_trust_inexact(res);
-    }
     real_(res, tlist);
 }
 
@@ -335,10 +341,8 @@ EXPORT void gnutls_certificate_set_trust_list(gnutls_certificate_credentials_t r
                                               gnutls_x509_trust_list_t tlist, unsigned flags)
 {
     REAL_OR_VOID(gnutls_certificate_set_trust_list, GNUTLS_3_4);
-    if (gshim_active()) {
+    if (gshim_active())
         cred_trust(res, 'L', "", 0);
-        cred_trust_inexact(res);
-    }
     real_(res, tlist, flags);
 }
 
@@ -351,23 +355,142 @@ EXPORT void gnutls_certificate_set_verify_limits(gnutls_certificate_credentials_
     real_(res, max_bits, max_depth);
 }
 
-/* Callbacks: what they decide by cannot be known. */
-#define CALLBACK_HOOK(name, type, which, version)                              \
+/* The credentials' verify function: GnuTLS calls it in a full handshake
+ * when the session has none of its own, and so does the judgment. */
+EXPORT void gnutls_certificate_set_verify_function(gnutls_certificate_credentials_t cred,
+                                                   gnutls_certificate_verify_function *func)
+{
+    REAL_OR_VOID(gnutls_certificate_set_verify_function, GNUTLS_3_4);
+    if (gshim_active())
+        cred_verify_function(cred, func);
+    real_(cred, func);
+}
+
+/* A function that picks the client's certificate: who the client is
+ * cannot be known, so no key. */
+#define RETRIEVE_HOOK(name, type, version)                                     \
     EXPORT void name(gnutls_certificate_credentials_t cred, type *func)        \
     {                                                                          \
         REAL_OR_VOID(name, version);                                           \
         if (gshim_active())                                                    \
-            cred_callback(cred, which, func != NULL);                          \
-        real_(cred, func);                                               \
+            cred_retrieve(cred, func != NULL);                                 \
+        real_(cred, func);                                                     \
     }
-CALLBACK_HOOK(gnutls_certificate_set_verify_function, gnutls_certificate_verify_function,
-              CB_VERIFY, GNUTLS_3_4)
-CALLBACK_HOOK(gnutls_certificate_set_retrieve_function, gnutls_certificate_retrieve_function,
-              CB_RETRIEVE, GNUTLS_3_4)
-CALLBACK_HOOK(gnutls_certificate_set_retrieve_function2, gnutls_certificate_retrieve_function2,
-              CB_RETRIEVE, GNUTLS_3_4)
-CALLBACK_HOOK(gnutls_certificate_set_retrieve_function3, gnutls_certificate_retrieve_function3,
-              CB_RETRIEVE, GNUTLS_3_6_3)
+RETRIEVE_HOOK(gnutls_certificate_set_retrieve_function, gnutls_certificate_retrieve_function,
+              GNUTLS_3_4)
+RETRIEVE_HOOK(gnutls_certificate_set_retrieve_function2, gnutls_certificate_retrieve_function2,
+              GNUTLS_3_4)
+RETRIEVE_HOOK(gnutls_certificate_set_retrieve_function3, gnutls_certificate_retrieve_function3,
+              GNUTLS_3_6_3)
+
+/* Keys are only ever added to credentials, but for this, which drops
+ * them all: the client's identity is read anew. */
+EXPORT void gnutls_certificate_free_keys(gnutls_certificate_credentials_t sc)
+{
+    REAL_OR_VOID(gnutls_certificate_free_keys, GNUTLS_3_4);
+    real_(sc);
+    if (gshim_active())
+        cred_keys_gone(sc);
+}
+
+/* PSK client credentials: the username and key are the client's identity
+ * (psk.c). gnutls_psk_set_client_credentials calls the ...2 form through
+ * its hook; each records the same digest. */
+EXPORT int gnutls_psk_allocate_client_credentials(gnutls_psk_client_credentials_t *sc)
+{
+    REAL_OR(gnutls_psk_allocate_client_credentials, GNUTLS_3_4, GNUTLS_E_MEMORY_ERROR);
+    int r = real_(sc);
+    if (r == 0 && gshim_active())
+        psk_new(*sc);
+    return r;
+}
+
+EXPORT void gnutls_psk_free_client_credentials(gnutls_psk_client_credentials_t sc)
+{
+    REAL_OR_VOID(gnutls_psk_free_client_credentials, GNUTLS_3_4);
+    if (gshim_active())
+        psk_gone(sc);
+    real_(sc);
+}
+
+EXPORT int gnutls_psk_set_client_credentials(gnutls_psk_client_credentials_t res,
+                                             const char *username, const gnutls_datum_t *key,
+                                             gnutls_psk_key_flags flags)
+{
+    REAL_OR(gnutls_psk_set_client_credentials, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    int r = real_(res, username, key, flags);
+    if (r == 0 && gshim_active())
+        psk_set(res, username, username != NULL ? strlen(username) : 0,
+                key != NULL ? key->data : NULL, key != NULL ? key->size : 0, flags);
+    return r;
+}
+
+EXPORT int gnutls_psk_set_client_credentials2(gnutls_psk_client_credentials_t res,
+                                              const gnutls_datum_t *username,
+                                              const gnutls_datum_t *key,
+                                              gnutls_psk_key_flags flags)
+{
+    REAL_OR(gnutls_psk_set_client_credentials2, GNUTLS_3_6_13, GNUTLS_E_INTERNAL_ERROR);
+    int r = real_(res, username, key, flags);
+    if (r == 0 && gshim_active())
+        psk_set(res, username != NULL ? username->data : NULL,
+                username != NULL ? username->size : 0, key != NULL ? key->data : NULL,
+                key != NULL ? key->size : 0, flags);
+    return r;
+}
+
+#define PSK_FUNCTION_HOOK(name, type, version)                                 \
+    EXPORT void name(gnutls_psk_client_credentials_t cred, type *func)         \
+    {                                                                          \
+        REAL_OR_VOID(name, version);                                           \
+        if (gshim_active())                                                    \
+            psk_callback(cred, func != NULL);                                  \
+        real_(cred, func);                                                     \
+    }
+PSK_FUNCTION_HOOK(gnutls_psk_set_client_credentials_function,
+                  gnutls_psk_client_credentials_function, GNUTLS_3_4)
+PSK_FUNCTION_HOOK(gnutls_psk_set_client_credentials_function2,
+                  gnutls_psk_client_credentials_function2, GNUTLS_3_6_13)
+
+/* The record functions: a connection publishes once data has moved, and a
+ * refused one moves none. While no connection is watched (the common
+ * case once each has moved its first bytes), one load and a branch. */
+#define RECORD_HOOK(name, version, params, args)                               \
+    EXPORT ssize_t name params                                                 \
+    {                                                                          \
+        REAL_OR(name, version, GNUTLS_E_INTERNAL_ERROR);                       \
+        if (__builtin_expect(!gconn_watched(), 1))                             \
+            return real_ args;                                                 \
+        int refused = gconn_io_before(session);                                \
+        if (refused != 0)                                                      \
+            return refused;                                                    \
+        ssize_t r = real_ args;                                                \
+        gconn_io_after(session, r);                                            \
+        return r;                                                              \
+    }
+RECORD_HOOK(gnutls_record_send, GNUTLS_3_4,
+            (gnutls_session_t session, const void *data, size_t data_size),
+            (session, data, data_size))
+RECORD_HOOK(gnutls_record_send2, GNUTLS_3_6_3,
+            (gnutls_session_t session, const void *data, size_t data_size, size_t pad,
+             unsigned flags),
+            (session, data, data_size, pad, flags))
+RECORD_HOOK(gnutls_record_send_range, GNUTLS_3_4,
+            (gnutls_session_t session, const void *data, size_t data_size,
+             const gnutls_range_st *range),
+            (session, data, data_size, range))
+RECORD_HOOK(gnutls_record_send_file, GNUTLS_3_7_4,
+            (gnutls_session_t session, int fd, off_t *offset, size_t count),
+            (session, fd, offset, count))
+RECORD_HOOK(gnutls_record_recv, GNUTLS_3_4,
+            (gnutls_session_t session, void *data, size_t data_size),
+            (session, data, data_size))
+RECORD_HOOK(gnutls_record_recv_seq, GNUTLS_3_4,
+            (gnutls_session_t session, void *data, size_t data_size, unsigned char *seq),
+            (session, data, data_size, seq))
+RECORD_HOOK(gnutls_record_recv_packet, GNUTLS_3_4,
+            (gnutls_session_t session, gnutls_packet_t *packet),
+            (session, packet))
 
 /* The program's own check of the peer: a failure leaves nothing behind. */
 EXPORT int gnutls_certificate_verify_peers2(gnutls_session_t session, unsigned int *status)

@@ -6,6 +6,7 @@
 #include "cred.h"
 #include "init.h"
 #include "prio.h"
+#include "psk.h"
 #include "real.h"
 #include "start.h"
 
@@ -22,6 +23,7 @@ static void init(void)
         gconn_init(cfg);
         cred_init();
         prio_init();
+        psk_init();
         core_before_flush(gconn_settle_all);
         __atomic_store_n(&active, true, __ATOMIC_RELEASE);
     }

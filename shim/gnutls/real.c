@@ -11,7 +11,7 @@
 #define GHOOK(ret, name, params, args, version) __typeof__(name) *gtls_##name;
 #include "hooks.def"
 #undef GHOOK
-#define GFN(name) __typeof__(name) *gtls_##name;
+#define GFN(name, version) __typeof__(name) *gtls_##name;
 #include "gnutls.def"
 #undef GFN
 

@@ -9,12 +9,18 @@
 #include <gnutls/abstract.h>
 #include <gnutls/crypto.h>
 #include <gnutls/gnutls.h>
+#include <gnutls/ocsp.h>
 #include <gnutls/x509.h>
 
-#define GHOOK(ret, name, params, args, version) extern __typeof__(name) *gtls_##name;
+/* Each function's slot, and the symbol version it is looked up under. */
+#define GHOOK(ret, name, params, args, version)                                \
+    extern __typeof__(name) *gtls_##name;                                      \
+    static const char gtls_ver_##name[] __attribute__((unused)) = #version;
 #include "hooks.def"
 #undef GHOOK
-#define GFN(name) extern __typeof__(name) *gtls_##name;
+#define GFN(name, version)                                                     \
+    extern __typeof__(name) *gtls_##name;                                      \
+    static const char gtls_ver_##name[] __attribute__((unused)) = #version;
 #include "gnutls.def"
 #undef GFN
 
@@ -22,7 +28,7 @@
     (*({                                                                       \
         __typeof__(gtls_##name) g_ = __atomic_load_n(&gtls_##name, __ATOMIC_ACQUIRE); \
         if (__builtin_expect(g_ == NULL, 0)) {                                 \
-            greal_late((void **)&gtls_##name, #name, "GNUTLS_3_4");            \
+            greal_late((void **)&gtls_##name, #name, gtls_ver_##name);         \
             g_ = __atomic_load_n(&gtls_##name, __ATOMIC_ACQUIRE);              \
         }                                                                      \
         g_;                                                                    \

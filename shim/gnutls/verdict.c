@@ -2,36 +2,41 @@
  * program set: gnutls_server_name_get answers only on a server (-50 on a
  * client session, measured).
  *
- * What joins the key, and why:
+ * The key chooses which session to offer; it does not decide whether the
+ * connection may go on: after a resumed handshake the shim asks the check
+ * the resumption skipped (judge.c), with the session's final state. So
+ * the key holds what chooses well, and what no judgment of the server can
+ * catch, the client's own identity:
  * - the server: the name sent (SNI) and the port, or without a name the
  *   peer's address. A program with transport functions of its own
  *   (libcurl's) leaves the shim no socket: the name alone then, and no key
  *   without one;
  * - the flags of gnutls_init and the priority string: what the handshake
  *   may negotiate;
- * - the credentials' verification flags and limits, and the client
- *   certificate (a digest of the first one; none chosen by callback);
- * - the digest of every trust input (cred.c);
- * - for a session whose check runs inside the handshake, which a
- *   resumption skips: the name or data and flags given to
- *   gnutls_session_set_verify_cert(2), and a trust digest that pins the
- *   content. A check by hand (gnutls_certificate_verify_peers*) runs
- *   again on the resumed session's certificates, against whatever the
- *   program trusts then: the trust is in its key only so that a ticket is
- *   not spent on a connection that would refuse it.
- * A verify callback, on the credentials or the session, is never asked on
- * resumption: such a connection has no key. */
+ * - who the client is: every certificate and key of the certificate
+ *   credentials, by content, and the PSK credentials' username and key.
+ *   Where a function decides instead (gnutls_certificate_set_retrieve_
+ *   function*, gnutls_psk_set_client_credentials_function*) or the shim
+ *   cannot read it (SRP), the key says so, and a handshake in which it
+ *   did decide (the server asked for a certificate; the handshake was
+ *   authenticated by the PSK, or SRP) keeps no session: none is resumed
+ *   under an identity the key does not hold;
+ * - to choose: the credentials' verification flags and limits, a digest of
+ *   every trust input (cred.c), and the name or data and flags given to
+ *   gnutls_session_set_verify_cert(2). A session earned under other trust
+ *   or for another name would fail its judgment, and a TLS 1.3 ticket
+ *   offered to it would be spent for nothing. */
 #include <string.h>
 
 #include "cred.h"
 #include "log.h"
+#include "psk.h"
 #include "session.h"
 #include "verdict.h"
 
 /* The typed data of set_verify_cert2, as GnuTLS reads it: a name, an
  * email address or a key purpose of size 0 is a NUL-terminated string
- * (set_verify_cert itself passes its host name so). A type the shim does
- * not know cannot be told apart: no key. */
+ * (set_verify_cert itself passes its host name so). */
 static void put_verify(struct key *k, const struct gsettings *set)
 {
     key_put_num(k, 'v', set->verify_flags);
@@ -44,25 +49,20 @@ static void put_verify(struct key *k, const struct gsettings *set)
         const gnutls_typed_vdata_st *d = &set->verify_data[i];
         bool text = d->type == GNUTLS_DT_DNS_HOSTNAME || d->type == GNUTLS_DT_RFC822NAME ||
                     d->type == GNUTLS_DT_KEY_PURPOSE_OID;
-        if (!text && d->type != GNUTLS_DT_IP_ADDRESS) {
-            key_fail(k);
-            return;
-        }
         key_put_num(k, 't', d->type);
         if (text && d->size == 0)
             key_put_str(k, 'V', d->data != NULL ? (const char *)d->data : "");
-        else
+        else if (d->data != NULL)
             key_put(k, 'V', d->data, d->size);
     }
 }
 
-static void put_cred(struct key *k, gnutls_session_t s, const struct gsettings *set)
+static void put_cred(struct key *k, gnutls_session_t s, const struct gsettings *set,
+                     struct gidentity *id)
 {
     void *cred = NULL;
     if (G(gnutls_credentials_get)(s, GNUTLS_CRD_CERTIFICATE, &cred) != 0 || cred == NULL) {
         key_put(k, 'C', "", 0);
-        if (set->verify_set)
-            key_fail(k); /* a check with no certificate credentials */
         return;
     }
     struct cred_view v;
@@ -70,36 +70,47 @@ static void put_cred(struct key *k, gnutls_session_t s, const struct gsettings *
         key_fail(k);
         return;
     }
-    if (v.callback || set->verify_fn) {
-        LOG(LOG_DEBUG, "no resumption: a GnuTLS verify or certificate callback");
+    id->cert_fn = v.retrieve;
+    key_put_num(k, 'R', v.retrieve);
+    if (!v.identity_ok) {
+        LOG(LOG_DEBUG, "no resumption: a client key the shim cannot read");
         key_fail(k);
         return;
     }
+    key_put(k, 'k', v.identity, sizeof v.identity);
     key_put_num(k, 'f', G(gnutls_certificate_get_verify_flags)(cred));
     key_put_num(k, 'b', v.max_bits);
     key_put_num(k, 'd', v.max_depth);
-    gnutls_datum_t own = {NULL, 0};
-    unsigned char md[32];
-    if (G(gnutls_certificate_get_crt_raw)(cred, 0, 0, &own) != 0 || own.data == NULL)
-        key_put(k, 'k', "", 0);
-    else if (gsession_sha256(own.data, own.size, md))
-        key_put(k, 'k', md, sizeof md);
-    else
-        key_fail(k);
-    /* A check by hand would refuse a session earned under other trust, but
-     * a TLS 1.3 ticket offered to it would be spent for nothing. */
     key_put(k, 'T', v.trust, sizeof v.trust);
-    if (!set->verify_set)
-        return;
-    if (v.trust_inexact) {
-        key_fail(k);
-        return;
-    }
-    put_verify(k, set);
+    if (set->verify_set)
+        put_verify(k, set);
 }
 
-void gverdict_key(gnutls_session_t s, const struct gsettings *set, bool listed, struct key *k)
+/* PSK and SRP credentials: who the client is, beside its certificates. */
+static void put_secrets(struct key *k, gnutls_session_t s, struct gidentity *id)
 {
+    void *cred = NULL;
+    if (G(gnutls_credentials_get)(s, GNUTLS_CRD_PSK, &cred) == 0 && cred != NULL) {
+        struct psk_view v;
+        if (!psk_view(cred, &v) || v.unknown) {
+            LOG(LOG_DEBUG, "no resumption: PSK credentials the shim did not see made");
+            key_fail(k);
+            return;
+        }
+        id->psk_fn = v.callback;
+        key_put_num(k, 'Q', v.callback);
+        key_put_num(k, 'p', v.set);
+        key_put(k, 'P', v.identity, sizeof v.identity);
+    }
+    cred = NULL;
+    id->srp = G(gnutls_credentials_get)(s, GNUTLS_CRD_SRP, &cred) == 0 && cred != NULL;
+    key_put_num(k, 'S', id->srp);
+}
+
+void gverdict_key(gnutls_session_t s, const struct gsettings *set, bool listed, struct key *k,
+                  struct gidentity *id)
+{
+    *id = (struct gidentity){false, false, false};
     key_begin(k, &gtls_ops, KEY_GNUTLS_CLIENT);
     const char *sni = set->sni[0] != '\0' ? set->sni : NULL;
     int in = -1, out = -1;
@@ -113,9 +124,10 @@ void gverdict_key(gnutls_session_t s, const struct gsettings *set, bool listed, 
         LOG(LOG_DEBUG, "no resumption: priorities the shim cannot name");
         key_fail(k);
     } else {
-        key_put_str(k, 'P', set->prio);
+        key_put_str(k, 'r', set->prio);
     }
-    put_cred(k, s, set);
+    put_cred(k, s, set, id);
+    put_secrets(k, s, id);
     if (__atomic_load_n(&greal_missing, __ATOMIC_ACQUIRE))
         key_fail(k);
     key_end(k);

@@ -17,15 +17,33 @@ struct gsettings {
     bool verify_set;         /* gnutls_session_set_verify_cert(2) */
     /* ...what it was given: GnuTLS keeps the pointers and reads them in
      * the handshake (measured: a name changed in place after the call is
-     * the one checked), so the key reads them when the handshake starts. */
+     * the one checked), so the key reads them when the handshake starts,
+     * and the judgment when it ends. */
     const char *verify_host;
     const gnutls_typed_vdata_st *verify_data;
     unsigned verify_n;
     unsigned verify_flags;
-    bool verify_fn;          /* gnutls_session_set_verify_function */
+    /* The session's verify function as GnuTLS holds it: the program's
+     * (gnutls_session_set_verify_function), or the check set_verify_cert
+     * installs, which is GnuTLS's own function, seen as set_verify_cert
+     * passes it through the shim's hook; NULL: none. */
+    gnutls_certificate_verify_function *verify_fn;
+    /* set_verify_cert installed its check and the hook did not see the
+     * function: the judgment runs that check as GnuTLS's does. */
+    bool verify_unseen;
     bool own_transport;      /* push or pull functions of the program's */
 };
 
-void gverdict_key(gnutls_session_t s, const struct gsettings *set, bool listed, struct key *k);
+/* Who the client is, where a function or what the shim cannot read
+ * decides it: the key says only that; no session is kept from a
+ * handshake in which one of them did decide (conn.c). */
+struct gidentity {
+    bool cert_fn;   /* a function picks the certificate, if the server asks */
+    bool psk_fn;    /* a function gives the PSK username and key */
+    bool srp;       /* SRP credentials (the shim records none of theirs) */
+};
+
+void gverdict_key(gnutls_session_t s, const struct gsettings *set, bool listed, struct key *k,
+                  struct gidentity *id);
 
 #endif

@@ -1,0 +1,78 @@
+/* The judgment of a resumed GnuTLS session (judge.h). */
+#include "cred.h"
+#include "judge.h"
+#include "log.h"
+
+/* What gnutls_session_set_verify_cert(2) installs, auto_verify_cb
+ * (lib/auto-verify.c), for the rare build whose call of
+ * gnutls_session_set_verify_function did not reach the shim's hook: the
+ * same verification of the peers with the same data (GnuTLS reads the
+ * session's flags itself), the same errors. (GnuTLS's own also records
+ * the status for gnutls_session_get_verify_cert_status, which this cannot.) */
+static int auto_verify(gnutls_session_t s, const struct gsettings *set)
+{
+    unsigned status = 0;
+    int ret;
+    gnutls_typed_vdata_st host = {GNUTLS_DT_DNS_HOSTNAME, (unsigned char *)set->verify_host, 0};
+    if (set->verify_data != NULL)
+        ret = G(gnutls_certificate_verify_peers)(s, (gnutls_typed_vdata_st *)set->verify_data,
+                                                 set->verify_n, &status);
+    else if (set->verify_host != NULL)
+        ret = G(gnutls_certificate_verify_peers)(s, &host, 1, &status);
+    else
+        ret = G(gnutls_certificate_verify_peers2)(s, &status);
+    if (ret < 0)
+        return GNUTLS_E_CERTIFICATE_ERROR;
+    if (status != 0)
+        return GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR;
+    return 0;
+}
+
+/* _gnutls_run_verify_callback(session, GNUTLS_CLIENT), step by step. */
+int gjudge(gnutls_session_t s, const struct gsettings *set)
+{
+    /* "if (session->internals.hsk_flags & HSK_PSK_SELECTED) return 0": a
+     * handshake authenticated by a PSK has no certificate to check. That
+     * flag now marks the resumption itself; what it stands for is the
+     * server's authentication of the session resumed, which GnuTLS reports
+     * (gnutls_auth_server_get_type: "on resumed sessions, ... the schema
+     * used in the original session authentication"), checked next. */
+    void *cred = NULL;
+    if (G(gnutls_credentials_get)(s, GNUTLS_CRD_CERTIFICATE, &cred) != 0)
+        cred = NULL;
+    /* "type = gnutls_auth_server_get_type(session); if (type !=
+     * GNUTLS_CRD_CERTIFICATE) return 0;" */
+    if (G(gnutls_auth_server_get_type)(s) != GNUTLS_CRD_CERTIFICATE)
+        return 0;
+    /* "_gnutls_check_if_cert_hash_is_same": compares the certificate with
+     * an earlier handshake's on this session; on the first it records it.
+     * The first handshake is the one judged here. */
+    /* "if (cred != NULL && (cred->verify_callback != NULL ||
+     * session->internals.verify_callback != NULL) && (entity == CLIENT
+     * ...))": the session's function first, else the credentials'. */
+    if (cred == NULL)
+        return 0;
+    int ret;
+    if (set->verify_fn != NULL) {
+        ret = set->verify_fn(s);
+    } else if (set->verify_set && set->verify_unseen) {
+        ret = auto_verify(s, set);
+    } else {
+        struct cred_view v;
+        if (!cred_view(cred, &v)) {
+            /* credentials the shim never saw allocated: no key, no offer */
+            LOG(LOG_WARN, "a resumed GnuTLS session under unknown credentials");
+            return GNUTLS_E_CERTIFICATE_ERROR;
+        }
+        if (v.verify_fn == NULL)
+            return 0;
+        ret = v.verify_fn(s);
+    }
+    /* "if (ret < -1) return gnutls_assert_val(ret); else if (ret != 0)
+     * return gnutls_assert_val(GNUTLS_E_CERTIFICATE_ERROR);" */
+    if (ret < -1)
+        return ret;
+    if (ret != 0)
+        return GNUTLS_E_CERTIFICATE_ERROR;
+    return 0;
+}
