@@ -8,10 +8,12 @@
  *   --sni NAME        server name sent and, with --verify, checked
  *   --n N             connections per thread (1)
  *   --threads T       threads connecting at once (1)
- *   --mode M          connect | handshake | write | bio | nonblock  (how the
+ *   --mode M          connect | handshake | write | bio | bio-io | nonblock  (how the
  *                     handshake starts: SSL_connect, SSL_do_handshake,
  *                     implicitly in the first SSL_write, BIO_do_handshake on
- *                     a BIO_f_ssl, or SSL_connect on a non-blocking socket,
+ *                     a BIO_f_ssl, in the first BIO_write on one (bio-io:
+ *                     then BIO_read, never SSL_read or SSL_write), or
+ *                     SSL_connect on a non-blocking socket,
  *                     retried under poll on WANT_READ/WANT_WRITE, as event
  *                     loops do; reads and writes then poll too; prints how
  *                     many times it polled)
@@ -89,6 +91,12 @@
  *   --dane HEX        DANE for "localhost" with one TLSA record 3 1 1 HEX
  *   --psk ID:HEX      a PSK client callback giving identity ID and key HEX
  *   --after-first CMD run the shell command CMD after the first connection
+ *   --retry-verify accept|refuse  a verify callback that suspends the
+ *                     handshake at the leaf's first check
+ *                     (SSL_set_retry_verify; SSL_connect is called again),
+ *                     then accepts what OpenSSL found, or refuses
+ *   --cert-cb F       the client's certificate and key (PEM file F) given
+ *                     by a certificate callback (SSL_CTX_set_cert_cb)
  *   --verify-none     with --cafile or --capath: trust them, but verify in
  *                     SSL_VERIFY_NONE mode; print the last connection's
  *                     verify result ("verify_result=V")
@@ -146,6 +154,8 @@ static int native_first; /* --native-first */
 static int reused, failed, cb_sessions, verified_leaf;
 static const char *ct_policy, *dane_hex, *psk_identity, *after_first;
 static int verify_none, no_shutdown_later;
+static const char *retry_verify, *cert_cb_file;
+static _Thread_local int retry_calls;
 static long last_verify = -1;
 static unsigned char psk_key[64];
 static long psk_len;
@@ -312,6 +322,28 @@ static void add_ca(SSL_CTX *ctx, const char *file)
 
 static OSSL_LIB_CTX *libctx; /* --libctx */
 
+/* --retry-verify: the leaf's first check suspends the handshake, the
+ * second decides. */
+static int retry_cb(int ok, X509_STORE_CTX *store)
+{
+    SSL *s = X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx());
+    if (X509_STORE_CTX_get_error_depth(store) != 0 || s == NULL)
+        return ok;
+    if (retry_calls++ == 0) {
+        SSL_set_retry_verify(s);
+        return 1;
+    }
+    return strcmp(retry_verify, "refuse") == 0 ? 0 : ok;
+}
+
+/* --cert-cb: the client's certificate chosen in a callback. */
+static int give_cert(SSL *s, void *arg)
+{
+    (void)arg;
+    return SSL_use_certificate_chain_file(s, cert_cb_file) == 1 &&
+           SSL_use_PrivateKey_file(s, cert_cb_file, SSL_FILETYPE_PEM) == 1;
+}
+
 static int refuse_ct(const CT_POLICY_EVAL_CTX *ctx, const STACK_OF(SCT) *scts, void *arg)
 {
     (void)ctx, (void)scts, (void)arg;
@@ -377,6 +409,10 @@ static SSL_CTX *make_ctx(const struct profile *p)
         SSL_CTX_dane_enable(ctx);
     if (psk_identity)
         SSL_CTX_set_psk_client_callback(ctx, give_psk);
+    if (retry_verify)
+        SSL_CTX_set_verify(ctx, SSL_CTX_get_verify_mode(ctx), retry_cb);
+    if (cert_cb_file)
+        SSL_CTX_set_cert_cb(ctx, give_cert, NULL);
     if (app_cb || keep) {
         SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT);
         SSL_CTX_sess_set_new_cb(ctx, keep ? keep_session : count_session);
@@ -420,7 +456,9 @@ static int nb_wait(SSL *s, int r)
 static int do_connect(SSL *s)
 {
     int r;
-    while ((r = SSL_connect(s)) != 1 && nb && nb_wait(s, r))
+    retry_calls = 0;
+    while ((r = SSL_connect(s)) != 1 &&
+           ((nb && nb_wait(s, r)) || SSL_get_error(s, r) == SSL_ERROR_WANT_RETRY_VERIFY))
         ;
     return r;
 }
@@ -529,11 +567,11 @@ static int one(const struct profile *p, SSL_CTX *ctx, int index)
             goto out;
     } else if (strcmp(mode, "write") == 0) {
         SSL_set_connect_state(s);
-    } else if (strcmp(mode, "bio") == 0) {
+    } else if (strcmp(mode, "bio") == 0 || strcmp(mode, "bio-io") == 0) {
         SSL_set_connect_state(s);
         bio = BIO_new(BIO_f_ssl());
         BIO_set_ssl(bio, s, BIO_NOCLOSE);
-        if (BIO_do_handshake(bio) != 1)
+        if (strcmp(mode, "bio") == 0 && BIO_do_handshake(bio) != 1)
             goto out;
     }
     if (reject) {
@@ -544,6 +582,15 @@ static int one(const struct profile *p, SSL_CTX *ctx, int index)
         for (int r = 0; r < keepalive; r++)
             if (!keepalive_request(s))
                 goto out;
+    } else if (strcmp(mode, "bio-io") == 0) {
+        /* Only the BIO's reads and writes, as Tcl's tls package does. */
+        int got, total = 0;
+        if (BIO_write(bio, request, (int)sizeof request - 1) != (int)sizeof request - 1)
+            goto out;
+        while ((got = BIO_read(bio, buf, sizeof buf)) > 0)
+            total += got;
+        if (total == 0)
+            goto out;
     } else if (do_write(s, request, (int)sizeof request - 1) <= 0) {
         goto out;
     } else if (!no_read || index < warmup) {
@@ -666,6 +713,8 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--after-first")) after_first = argv[++i];
         else if (!strcmp(a, "--verify-none")) verify_none = 1;
         else if (!strcmp(a, "--no-shutdown-later")) no_shutdown_later = 1;
+        else if (!strcmp(a, "--retry-verify")) retry_verify = argv[++i];
+        else if (!strcmp(a, "--cert-cb")) cert_cb_file = argv[++i];
         else if (!strcmp(a, "--psk")) {
             char *id = argv[++i], *colon = strchr(id, ':');
             unsigned char *bin = colon != NULL ? OPENSSL_hexstr2buf(colon + 1, &psk_len) : NULL;

@@ -365,3 +365,69 @@ psk_fetch() {
         assert_output "reused=1 of=1 failed=0 verify_result=20"
     done
 }
+
+@test "a callback choosing the client's certificate: another identity, or none, never resumes the first one's session" {
+    local d="$BATS_FILE_TMPDIR/clients" v who
+    if [ ! -f "$d/bob.pem" ]; then
+        mkdir -p "$d"
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+            -subj /CN=client-ca -keyout "$d/ca.key" -out "$d/ca.pem" 2>/dev/null
+        for who in alice bob; do
+            openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$who" \
+                -keyout "$d/$who.key" -out "$d/$who.csr" 2>/dev/null
+            openssl x509 -req -in "$d/$who.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" \
+                -CAcreateserial -days 2 -out "$d/$who.crt" 2>/dev/null
+            cat "$d/$who.crt" "$d/$who.key" > "$d/$who.pem"
+        done
+    fi
+    for v in $(versions); do
+        start_psk $v --client-ca "$d/ca.pem"
+        rm -rf "$STORE"
+        earn 2 "$CLIENT" $v --cafile "$CA" --cert-cb "$d/alice.pem" --n 1 "$PORT"
+        # Bob is bob to the server, as without the shim...
+        earn 1 "$CLIENT" $v --cafile "$CA" --cert-cb "$d/bob.pem" --n 1 "$PORT"
+        grep -q '^conn=3 status=ok .*client=bob' "$SLOG"
+        # ...and a program with no certificate is refused, as without it
+        # (TLS 1.3 hears the server's alert when it reads, or an end).
+        run client $v --cafile "$CA" --n 1 "$PORT"
+        assert_failure
+        run shimmed "$CLIENT" $v --cafile "$CA" --n 1 "$PORT"
+        assert_failure
+        assert_output --partial "reused=0 of=1 failed=1"
+        assert_equal "$(offers)" 0
+    done
+}
+
+@test "a handshake that ends inside an SSL BIO's write is judged before the data, and BIO reads count as use" {
+    local v dir="$BATS_TEST_TMPDIR/capath"
+    for v in $(versions); do
+        start_psk $v
+        rm -rf "$STORE" "$dir"
+        ca_dir "$dir"
+        # Only BIO_write and BIO_read, as Tcl's tls package: the sessions
+        # are published, and resumed.
+        earn 2 "$CLIENT" $v --capath "$dir" --mode bio-io --n 1 "$PORT"
+        assert_equal "$(resumed)" 1
+        rm -f "$dir"/*
+        like_native "$CLIENT" $v --capath "$dir" --mode bio-io --n 1 "$PORT"
+        assert_failure
+        assert_output --partial "verify=20 reason=certificate verify failed"
+        [ "$(offered_by 4)" != "-" ]
+        resumed_silent 4
+    done
+}
+
+@test "a verify callback that suspends the handshake (SSL_set_retry_verify) is asked again on a resumed connection" {
+    local v
+    for v in $(versions); do
+        start_psk $v
+        rm -rf "$STORE"
+        earn 2 "$CLIENT" $v --cafile "$CA" --retry-verify accept --n 1 "$PORT"
+        assert_output "reused=1 of=1 failed=0"
+        like_native "$CLIENT" $v --cafile "$CA" --retry-verify refuse --n 1 "$PORT"
+        assert_failure
+        assert_output --partial "reason=certificate verify failed"
+        [ "$(offered_by 4)" != "-" ]
+        resumed_silent 4
+    done
+}
