@@ -32,6 +32,7 @@ struct conn {
     bool offered_kept;      /* from done on: the shim offered what resumed */
     struct chain offered_chain;
     struct chain chain;     /* the verified peer chain, from done on */
+    STACK_OF(X509) *verified_chain; /* the judge's (SSL_get0_verified_chain) */
     time_t offered_born;
     time_t born;            /* the verifying full handshake behind this one */
     unsigned gen;           /* fork generation at begin */
@@ -92,6 +93,13 @@ static void drop_latest(struct conn *c)
     pooled_free(&c->latest);
 }
 
+static void set_verified_chain(struct conn *c, STACK_OF(X509) *chain)
+{
+    if (c->verified_chain != NULL)
+        R(OPENSSL_sk_pop_free)((OPENSSL_STACK *)c->verified_chain, (OPENSSL_sk_freefunc)R(X509_free));
+    c->verified_chain = chain;
+}
+
 static void release(struct conn *c)
 {
     drop_latest(c);
@@ -105,6 +113,7 @@ static void release(struct conn *c)
     c->offered = NULL;
     chain_free(&c->offered_chain);
     chain_free(&c->chain);
+    set_verified_chain(c, NULL);
 }
 
 /* Every session the connection keeps came through conn_session, which
@@ -388,7 +397,11 @@ static void judge_staple(struct conn *c, SSL *s)
  * handshake call judges again. */
 static void judge(struct conn *c, SSL *s)
 {
-    enum verdict v = judge_resumed(s, ctx_recorded(R(SSL_get_SSL_CTX)(s)), chain_certs(&c->chain));
+    STACK_OF(X509) *built = NULL;
+    enum verdict v =
+        judge_resumed(s, ctx_recorded(R(SSL_get_SSL_CTX)(s)), chain_certs(&c->chain), &built);
+    if (built != NULL)
+        set_verified_chain(c, built);
     c->pending = v == VERDICT_PENDING;
     if (v == VERDICT_REFUSED) {
         refuse(c, s, SSL_R_CERTIFICATE_VERIFY_FAILED, "the server's chain");
@@ -632,6 +645,12 @@ STACK_OF(X509) *conn_peer_chain(const SSL *s)
     if (!c->done && c->offered != NULL && R(SSL_session_reused)(s))
         return same_leaf(chain_certs(&c->offered_chain), s);
     return c->done ? same_leaf(chain_certs(&c->chain), s) : NULL;
+}
+
+STACK_OF(X509) *conn_verified_chain(const SSL *s)
+{
+    const struct conn *c = get((SSL *)s);
+    return c != NULL ? c->verified_chain : NULL;
 }
 
 void conn_status_before(SSL *s)

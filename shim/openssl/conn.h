@@ -49,5 +49,8 @@ void conn_app_took(SSL *s, SSL_SESSION *sess);
 /* The verified chain behind a connection resumed from a session restored
  * from the store, which carries the peer's leaf but not its chain. */
 STACK_OF(X509) *conn_peer_chain(const SSL *s);
+/* The chain the judge built for a resumed connection, as a full handshake's
+ * verification leaves one (NULL: none). */
+STACK_OF(X509) *conn_verified_chain(const SSL *s);
 
 #endif

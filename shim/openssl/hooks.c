@@ -495,6 +495,18 @@ EXPORT int i2d_SSL_SESSION(const SSL_SESSION *in, unsigned char **pp)
  * but not its chain, which programs read after the handshake (curl's
  * certificate info fails without one). The chain verified by the full
  * handshake behind the session is kept with it. */
+/* A resumed connection has no verified chain of its own (libssl builds one
+ * only when it verifies): the judge's, which a full handshake would have
+ * left. */
+EXPORT STACK_OF(X509) *SSL_get0_verified_chain(const SSL *s)
+{
+    REAL_OR(SSL_get0_verified_chain, NULL, (s));
+    STACK_OF(X509) *chain = ossl_SSL_get0_verified_chain(s);
+    if (chain == NULL && s != NULL && shim_started())
+        chain = conn_verified_chain(s);
+    return chain;
+}
+
 EXPORT STACK_OF(X509) *SSL_get_peer_cert_chain(const SSL *s)
 {
     REAL_OR(SSL_get_peer_cert_chain, NULL, (s));

@@ -28,7 +28,8 @@
 #include "session.h"
 #include "util.h"
 
-static enum verdict judge_chain(SSL *s, const struct recorded *ctx_rec, STACK_OF(X509) *chain);
+static enum verdict judge_chain(SSL *s, const struct recorded *ctx_rec, STACK_OF(X509) *chain,
+                                STACK_OF(X509) **verified);
 
 /* The connection this thread is judging, and whether its verify callback
  * asked to suspend the judgment. */
@@ -44,7 +45,7 @@ void judge_retry_asked(const SSL *s)
 /* ssl_verify_cert_chain's set-up and verification. Returns what it
  * returns (> 0 verified), with the verify error in *err. */
 static int verify(SSL *s, const struct recorded *ctx_rec, X509 *leaf, STACK_OF(X509) *chain,
-                  long *err)
+                  long *err, STACK_OF(X509) **verified)
 {
     *err = X509_V_ERR_UNSPECIFIED;
     X509_STORE *store = NULL;
@@ -89,6 +90,8 @@ static int verify(SSL *s, const struct recorded *ctx_rec, X509 *leaf, STACK_OF(X
         }
         judging = NULL;
         *err = R(X509_STORE_CTX_get_error)(xs);
+        if (R(X509_STORE_CTX_get0_chain)(xs) != NULL)
+            *verified = R(X509_STORE_CTX_get1_chain)(xs);
         R(X509_VERIFY_PARAM_move_peername)(R(SSL_get0_param)(s), param);
     }
     handshake_leave();
@@ -96,7 +99,8 @@ static int verify(SSL *s, const struct recorded *ctx_rec, X509 *leaf, STACK_OF(X
     return ok;
 }
 
-enum verdict judge_resumed(SSL *s, const struct recorded *ctx_rec, STACK_OF(X509) *chain)
+enum verdict judge_resumed(SSL *s, const struct recorded *ctx_rec, STACK_OF(X509) *chain,
+                           STACK_OF(X509) **verified)
 {
     const struct algs *algs = ctx_algs(R(SSL_get_SSL_CTX)(s));
     /* X509_verify checks a certificate in the library context it was made
@@ -109,13 +113,14 @@ enum verdict judge_resumed(SSL *s, const struct recorded *ctx_rec, STACK_OF(X509
         R(SSL_set_verify_result)(s, X509_V_ERR_OUT_OF_MEM);
         return R(SSL_get_verify_mode)(s) != SSL_VERIFY_NONE ? VERDICT_REFUSED : VERDICT_PASSED;
     }
-    enum verdict v = judge_chain(s, ctx_rec, own != NULL ? own : chain);
+    enum verdict v = judge_chain(s, ctx_rec, own != NULL ? own : chain, verified);
     if (own != NULL)
         R(OPENSSL_sk_pop_free)((OPENSSL_STACK *)own, (OPENSSL_sk_freefunc)R(X509_free));
     return v;
 }
 
-static enum verdict judge_chain(SSL *s, const struct recorded *ctx_rec, STACK_OF(X509) *chain)
+static enum verdict judge_chain(SSL *s, const struct recorded *ctx_rec, STACK_OF(X509) *chain,
+                                STACK_OF(X509) **verified)
 {
     OPENSSL_STACK *sk = (OPENSSL_STACK *)chain;
     X509 *leaf = sk != NULL && R(OPENSSL_sk_num)(sk) > 0 ? R(OPENSSL_sk_value)(sk, 0) : NULL;
@@ -129,7 +134,7 @@ static enum verdict judge_chain(SSL *s, const struct recorded *ctx_rec, STACK_OF
      * a handshake the application started with nothing on it). */
     R(ERR_set_mark)();
     long err;
-    int ok = verify(s, ctx_rec, leaf, chain, &err);
+    int ok = verify(s, ctx_rec, leaf, chain, &err, verified);
     /* tls_post_process_server_certificate: a callback that asked to
      * suspend the handshake, and did not refuse, is asked again later. */
     if (ok > 0 && retry_asked) {

@@ -9,12 +9,14 @@
 
 /* After a resumed handshake, under the connection's configuration as it
  * is now: the connection's verify result becomes the verification's, as
- * in a full handshake, and VERDICT_REFUSED means the full handshake with
+ * in a full handshake, *verified the chain it built (the caller's to free,
+ * NULL for none), and VERDICT_REFUSED means the full handshake with
  * this outcome would have failed (the caller fails the call).
  * VERDICT_UNJUDGED: an input the judge cannot see appeared after the
  * offer, and the connection must not go on as if judged. */
 enum verdict { VERDICT_PASSED, VERDICT_REFUSED, VERDICT_UNJUDGED, VERDICT_PENDING };
-enum verdict judge_resumed(SSL *s, const struct recorded *ctx_rec, STACK_OF(X509) *chain);
+enum verdict judge_resumed(SSL *s, const struct recorded *ctx_rec, STACK_OF(X509) *chain,
+                           STACK_OF(X509) **verified);
 /* SSL_set_retry_verify was called on s: inside a judgment, a verify
  * callback suspends it (VERDICT_PENDING), as it would a full handshake. */
 void judge_retry_asked(const SSL *s);
