@@ -15,6 +15,19 @@
  * starts, and the name binds the ticket to the host it was issued for, so
  * that a ticket for one name never resumes under another's settings.
  *
+ * A name callback or a ClientHello callback may end the handshake on
+ * another context than it started on, whose client verification then
+ * decides. Measured here (OpenSSL 3.0.19, TLS 1.3 and 1.2): the
+ * ClientHello callback runs first, then the key callback and the decrypt
+ * callback (of the context the connection was made with), then the name
+ * callback; the decrypt callback sees SSL_get_SSL_CTX as the ClientHello
+ * callback left it; SSL_TICKET_RETURN_IGNORE_RENEW for a ticket that
+ * decrypted is a full handshake that issues a new ticket. So a context
+ * with a name callback has tickets of its own (verdict.c), and where a
+ * ClientHello callback alone picks the context, the client a ticket's
+ * session carries is judged in the decrypt callback by the client
+ * verification of the context the handshake ends on (admit.c).
+ *
  * Any failure here is a full handshake: OpenSSL treats 0 as "no ticket"
  * when issuing and "not mine" when accepting. The callback is never made
  * to return -1, which would fail the connection. */
@@ -24,6 +37,7 @@
 
 #include <openssl/core_names.h>
 
+#include "admit.h"
 #include "algs.h"
 #include "ctx.h"
 #include "exdata.h"
@@ -34,15 +48,19 @@
 #include "ticketkeys.h"
 #include "verdict.h"
 
-/* Per connection: the fingerprint of the configuration it started with,
- * and that of the ticket it resumed with in this handshake. A TLS 1.2
- * renewal is issued under the same: OpenSSL then reports the session's
- * server name, which it keeps only when the server's name callback
- * acknowledged it. */
+/* Per connection: the fingerprint of the configuration it started with
+ * (the context and verify mode it was taken on, and whether that context
+ * picks a host by callback), and that of the ticket it resumed with in
+ * this handshake. A TLS 1.2 renewal is issued under the same: OpenSSL then
+ * reports the session's server name, which it keeps only when the
+ * server's name callback acknowledged it. judge: the key callback gave
+ * keys for a ticket, which the decrypt callback is about to see. */
 struct started {
     unsigned char conf[32];
     unsigned char resumed[32];
-    bool has_resumed;
+    const SSL_CTX *ctx; /* compared only, while the connection holds it */
+    int mode;
+    bool picks, has_resumed, judge;
 };
 
 static int started_index = -1;
@@ -64,10 +82,14 @@ void server_init(long rotate)
                                                free_started);
 }
 
-static bool conf_now(SSL *s, unsigned char conf[32])
+static bool conf_now(SSL *s, struct started *st)
 {
-    struct ctx_parts parts = ctx_parts(R(SSL_get_SSL_CTX)(s));
-    return verdict_server_conf(s, settings_peek(s), &parts, conf);
+    SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
+    struct ctx_parts parts = ctx_parts(ctx);
+    st->ctx = ctx;
+    st->mode = R(SSL_get_verify_mode)(s);
+    st->picks = parts.rec != NULL && (parts.rec->name_cb || parts.rec->hello_cb);
+    return verdict_server_conf(s, settings_peek(s), &parts, st->conf);
 }
 
 /* Takes the configuration's fingerprint, unless this handshake already
@@ -83,8 +105,8 @@ static struct started *started(SSL *s, bool fresh)
         return NULL;
     }
     if (st != NULL)
-        st->has_resumed = false;
-    if (st != NULL && !conf_now(s, st->conf)) {
+        st->has_resumed = st->judge = false;
+    if (st != NULL && !conf_now(s, st)) {
         R(SSL_set_ex_data)(s, started_index, NULL);
         free_started(NULL, st, NULL, 0, 0, NULL);
         return NULL;
@@ -134,6 +156,15 @@ static bool ticket_conf(SSL *s, bool enc, const struct algs *algs, unsigned char
     size_t len = 0;
     const unsigned char *name;
     if (st == NULL)
+        return false;
+    /* A certificate callback (full handshakes only) may have moved the
+     * connection, or changed its verify mode, since the fingerprint was
+     * taken: the client passed another verification than the one the
+     * ticket would be bound to, and a resumption, which runs no
+     * certificate callback, would end where it started. No ticket. (A
+     * context that picks a host by callback is seen to otherwise.) */
+    if (enc && !st->picks &&
+        (R(SSL_get_SSL_CTX)(s) != st->ctx || R(SSL_get_verify_mode)(s) != st->mode))
         return false;
     /* A TLS 1.2 resumption: renewed under the ticket's own fingerprint, or
      * (resumed from OpenSSL's session cache, whose session may carry no
@@ -228,7 +259,7 @@ static int accept_ticket(SSL *s, const unsigned char name[16], unsigned char *iv
     /* After a HelloRetryRequest the second ClientHello is judged anew. */
     struct started *st = started(s, false);
     if (st != NULL)
-        st->has_resumed = false;
+        st->has_resumed = st->judge = false;
     struct ctx_parts parts = ctx_parts(R(SSL_get_SSL_CTX)(s));
     const struct algs *algs = parts.algs;
     if (algs == NULL || verifies_without_context(s, false, parts.rec) ||
@@ -238,7 +269,7 @@ static int accept_ticket(SSL *s, const unsigned char name[16], unsigned char *iv
         return 0;
     if (st != NULL) {
         memcpy(st->resumed, conf, 32);
-        st->has_resumed = true;
+        st->has_resumed = st->judge = true;
     }
     return R(SSL_version)(s) >= TLS1_3_VERSION ||
                    ticketkeys_epoch(name) != ring_epoch(time(NULL))
@@ -253,8 +284,9 @@ static int ticket_key(SSL *s, unsigned char *name, unsigned char *iv, EVP_CIPHER
     struct ticket_key k;
     R(ERR_set_mark)();
     int r = enc ? issue(s, name, iv, cipher, mac, &k) : accept_ticket(s, name, iv, cipher, mac, &k);
-    if (!enc || r)
-        stat_add(enc ? ST_SERVER_ISSUED : r ? ST_SERVER_ACCEPTED : ST_SERVER_REFUSED);
+    /* A ticket given keys is counted once decrypted and judged. */
+    if (enc ? r : !r)
+        stat_add(enc ? ST_SERVER_ISSUED : ST_SERVER_REFUSED);
     LOG(LOG_DEBUG, "server: ticket %s", enc ? (r ? "issued" : "not issued")
                                             : (r ? "accepted" : "not accepted"));
     explicit_bzero(&k, sizeof k);
@@ -263,12 +295,92 @@ static int ticket_key(SSL *s, unsigned char *name, unsigned char *iv, EVP_CIPHER
     return r;
 }
 
+/* What OpenSSL does with a ticket when no decrypt callback is set. */
+static SSL_TICKET_RETURN as_is(SSL_TICKET_STATUS status)
+{
+    return status == SSL_TICKET_SUCCESS          ? SSL_TICKET_RETURN_USE
+           : status == SSL_TICKET_SUCCESS_RENEW ? SSL_TICKET_RETURN_USE_RENEW
+                                                : SSL_TICKET_RETURN_IGNORE_RENEW;
+}
+
+/* Whether a decrypted ticket's client is let in where the handshake
+ * ends. Only a ClientHello callback can have moved the connection by now;
+ * a context with a name callback has tickets of its own (verdict.c), and
+ * one with neither ends where its fingerprint was taken. A connection a
+ * ClientHello callback moved to a context with a name callback of its own
+ * (which OpenSSL then prefers, and which may move it again) cannot be
+ * judged yet: declined. */
+static bool admitted(SSL *s, SSL_CTX *start, SSL_SESSION *sess)
+{
+    const struct recorded *first = ctx_recorded(start);
+    if (first == NULL || !first->hello_cb || first->name_cb)
+        return true;
+    const struct recorded *now = ctx_recorded(R(SSL_get_SSL_CTX)(s));
+    return now != NULL && !now->name_cb && admit_session(s, sess);
+}
+
+/* The decrypt callback, on every context the server mode serves: arg is
+ * that context (the one the connection was made with). The application's
+ * own callback decides first, as it would without the shim. */
+static SSL_TICKET_RETURN ticket_decrypted(SSL *s, SSL_SESSION *sess,
+                                          const unsigned char *name, size_t len,
+                                          SSL_TICKET_STATUS status, void *arg)
+{
+    SSL_CTX *start = arg;
+    struct ticket_cbs app = {0};
+    ctx_ticket_cbs(start, &app);
+    SSL_TICKET_RETURN r = app.dec != NULL ? app.dec(s, sess, name, len, status, app.arg)
+                                          : as_is(status);
+    struct started *st = started_index >= 0 ? R(SSL_get_ex_data)(s, started_index) : NULL;
+    if (st == NULL || !st->judge)
+        return r;
+    st->judge = false;
+    int saved = errno;
+    bool decrypted = status == SSL_TICKET_SUCCESS || status == SSL_TICKET_SUCCESS_RENEW;
+    bool used = decrypted && (r == SSL_TICKET_RETURN_USE || r == SSL_TICKET_RETURN_USE_RENEW);
+    if (used && !admitted(s, start, sess)) {
+        LOG(LOG_DEBUG, "server: ticket declined: its client is not one the context the "
+                       "handshake ends on admits");
+        used = false;
+        r = SSL_TICKET_RETURN_IGNORE_RENEW;
+    }
+    stat_add(used ? ST_SERVER_ACCEPTED : ST_SERVER_REFUSED);
+    errno = saved;
+    return r;
+}
+
+static int ticket_generated(SSL *s, void *arg)
+{
+    struct ticket_cbs app = {0};
+    ctx_ticket_cbs(arg, &app);
+    return app.gen != NULL ? app.gen(s, app.arg) : 1;
+}
+
 bool server_install(SSL_CTX *ctx)
 {
-    return ring_ok && R(SSL_CTX_set_tlsext_ticket_key_evp_cb)(ctx, ticket_key) == 1;
+    if (!ring_ok || R(SSL_CTX_set_session_ticket_cb)(ctx, NULL, ticket_decrypted, ctx) != 1)
+        return false;
+    if (R(SSL_CTX_set_tlsext_ticket_key_evp_cb)(ctx, ticket_key) == 1)
+        return true;
+    R(SSL_CTX_set_session_ticket_cb)(ctx, NULL, NULL, NULL);
+    return false;
 }
 
 void server_remove(SSL_CTX *ctx)
 {
+    struct ticket_cbs app = {0};
+    ctx_ticket_cbs(ctx, &app);
     R(SSL_CTX_set_tlsext_ticket_key_evp_cb)(ctx, NULL);
+    R(SSL_CTX_set_session_ticket_cb)(ctx, app.gen, app.dec, app.arg);
+}
+
+bool server_app_ticket_cb(SSL_CTX *ctx, SSL_CTX_generate_session_ticket_fn gen,
+                          SSL_CTX_decrypt_session_ticket_fn dec, void *arg)
+{
+    struct ticket_cbs app = {gen, dec, arg};
+    if (!ctx_server_tickets(ctx) || !ctx_set_ticket_cbs(ctx, &app))
+        return false;
+    R(SSL_CTX_set_session_ticket_cb)(ctx, gen != NULL ? ticket_generated : NULL,
+                                     ticket_decrypted, ctx);
+    return true;
 }
