@@ -11,9 +11,10 @@
  *            context's app data
  *   verify   a verify callback (SSL_CTX_set_verify) that reads the
  *            context's app data
- * Or (--switch name|hello) the policies live in host contexts: each
+ * Or (--switch name|hello|cert) the policies live in host contexts: each
  * listener's starting context asks for no certificate and has the same
- * name callback (name) or ClientHello callback (hello), which moves a
+ * name callback (name), ClientHello callback (hello) or certificate
+ * callback (cert, which OpenSSL runs in full handshakes only), which moves a
  * connection that sends a server name to the listener's host context
  * (SSL_set_SSL_CTX, then SSL_set_verify with the host's mode, as nginx
  * does): the first listener's host takes any client of the CA of --ca,
@@ -97,6 +98,14 @@ static int hello_cb(SSL *s, int *al, void *arg)
     return SSL_CLIENT_HELLO_SUCCESS;
 }
 
+static int cert_cb(SSL *s, void *arg)
+{
+    (void)arg;
+    if (SSL_get_servername(s, TLSEXT_NAMETYPE_host_name) != NULL)
+        switch_host(s);
+    return 1;
+}
+
 static int policy_of(X509_STORE_CTX *store)
 {
     SSL *s = X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx());
@@ -145,6 +154,8 @@ static SSL_CTX *make_ctx(const char *cert, const char *key, const char *ca, int 
         SSL_CTX_set_tlsext_servername_callback(ctx, name_cb);
     } else if (!strcmp(where, "hello")) {
         SSL_CTX_set_client_hello_cb(ctx, hello_cb, NULL);
+    } else if (!strcmp(where, "cert")) {
+        SSL_CTX_set_cert_cb(ctx, cert_cb, NULL);
     } else if (!strcmp(where, "host")) {
         SSL_CTX_set_verify(ctx, mode, NULL);
     } else if (!strcmp(where, "verify")) {
@@ -212,10 +223,10 @@ int main(int argc, char **argv)
     }
     if (!cert || !key || !ca || !port_file || !log_file ||
         (strcmp(where, "arg") && strcmp(where, "appdata") && strcmp(where, "verify")) ||
-        (sw != NULL && ((strcmp(sw, "name") && strcmp(sw, "hello")) || ca2 == NULL))) {
+        (sw != NULL && ((strcmp(sw, "name") && strcmp(sw, "hello") && strcmp(sw, "cert")) || ca2 == NULL))) {
         fprintf(stderr, "usage: policyserver --cert F --key F --ca F --port-file F --log F\n"
                         "  [--policy arg|appdata|verify] [--tls12|--tls13]\n"
-                        "  [--switch name|hello --ca2 F [--shared]]\n");
+                        "  [--switch name|hello|cert --ca2 F [--shared]]\n");
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);

@@ -629,12 +629,12 @@ hosts_case() {
     assert_equal "$(grep -c "port=${PORTS[1]} status=ok .*resumed=1 cn=admin" "$SLOG")" 1
 }
 
-@test "hosts picked by a name callback or a ClientHello callback: a guest's ticket from the lenient host never opens the strict one" {
+@test "hosts picked by a name, ClientHello or certificate callback: a guest's ticket from the lenient host never opens the strict one" {
     make_certs "$OTHER"
     client_cert guest
     client_cert admin "$OTHER/ca.pem"
     local sw v mode
-    for sw in name hello; do
+    for sw in name hello cert; do
         for v in --tls13 --tls12; do
             # two listeners whose starting contexts are alike; each one's
             # callback moves h.test to a host of its own. The same without
@@ -655,7 +655,7 @@ hosts_case() {
     # without address randomisation the callbacks' addresses are the same
     # in both processes
     POLICY_LAUNCH="setarch $(uname -m) -R"
-    for sw in name hello; do
+    for sw in name hello cert; do
         for v in --tls13 --tls12; do
             start_policy RESUMESHIM_SERVER=1 RESUMESHIM_STORE="$store" -- --switch "$sw" \
                 --ca2 "$OTHER/ca.pem" "$v"
@@ -668,9 +668,10 @@ hosts_case() {
             run client --load "$BATS_TEST_TMPDIR/g.der" "${g[@]}" "${PORTS[1]}"
             assert_equal "$(grep -c "port=${PORTS[1]} status=fail" "$SLOG")" 1
             assert_equal "$(guests_let_in)" 0
-            # its lenient host: behind a name callback, a context's tickets
-            # are its own (a full handshake); behind a ClientHello callback,
-            # the host the callback picked judges the guest, and takes it
+            # its lenient host: behind a name or certificate callback, a
+            # context's tickets are its own (a full handshake); behind a
+            # ClientHello callback, the host it picked judges the guest, and
+            # takes it
             offer "$BATS_TEST_TMPDIR/g.der" "${g[@]}" "${PORTS[0]}"
             assert_output "reused=$([ "$sw" = hello ] && echo 1 || echo 0) of=1 failed=0"
             # while the process that issued it still takes it

@@ -60,7 +60,8 @@ struct started {
     unsigned char resumed[32];
     const SSL_CTX *ctx; /* compared only, while the connection holds it */
     int mode;
-    bool picks, has_resumed, judge;
+    unsigned char identity[16]; /* that context's (settings.h) */
+    bool has_identity, picks, has_resumed, judge;
 };
 
 static int started_index = -1;
@@ -88,6 +89,9 @@ static bool conf_now(SSL *s, struct started *st)
     struct ctx_parts parts = ctx_parts(ctx);
     st->ctx = ctx;
     st->mode = R(SSL_get_verify_mode)(s);
+    st->has_identity = parts.rec != NULL;
+    if (st->has_identity)
+        memcpy(st->identity, parts.rec->identity, sizeof st->identity);
     st->picks = parts.rec != NULL && (parts.rec->name_cb || parts.rec->hello_cb);
     return verdict_server_conf(s, settings_peek(s), &parts, st->conf);
 }
@@ -149,22 +153,23 @@ static const unsigned char *hello_name(SSL *s, size_t *len)
     return (const unsigned char *)"";
 }
 
-/* The ticket's own fingerprint: the configuration and the server name. */
-static bool ticket_conf(SSL *s, bool enc, const struct algs *algs, unsigned char conf[32])
+/* The ticket's own fingerprint: the configuration and the server name;
+ * with moved, the starting context's identity too. A certificate callback
+ * (full handshakes only) may have moved the connection to another
+ * context, or changed its verify mode, after the fingerprint was taken:
+ * the client then passed another verification than the fingerprint's,
+ * and a resumption, which runs no certificate callback, ends where it
+ * started. Such a ticket is bound to the starting context itself, as
+ * OpenSSL's own keys would bind it. (A context that picks a host by a
+ * name or ClientHello callback is seen to otherwise.) Accepting, moved
+ * says which of the two to try. */
+static bool ticket_conf(SSL *s, bool enc, bool moved, const struct algs *algs,
+                        unsigned char conf[32])
 {
     struct started *st = started(s, false);
     size_t len = 0;
     const unsigned char *name;
     if (st == NULL)
-        return false;
-    /* A certificate callback (full handshakes only) may have moved the
-     * connection, or changed its verify mode, since the fingerprint was
-     * taken: the client passed another verification than the one the
-     * ticket would be bound to, and a resumption, which runs no
-     * certificate callback, would end where it started. No ticket. (A
-     * context that picks a host by callback is seen to otherwise.) */
-    if (enc && !st->picks &&
-        (R(SSL_get_SSL_CTX)(s) != st->ctx || R(SSL_get_verify_mode)(s) != st->mode))
         return false;
     /* A TLS 1.2 resumption: renewed under the ticket's own fingerprint, or
      * (resumed from OpenSSL's session cache, whose session may carry no
@@ -183,12 +188,29 @@ static bool ticket_conf(SSL *s, bool enc, const struct algs *algs, unsigned char
     } else {
         name = hello_name(s, &len);
     }
-    unsigned char buf[32 + 256];
-    if (name == NULL || len > 255)
+    if (enc)
+        moved = !st->picks &&
+                (R(SSL_get_SSL_CTX)(s) != st->ctx || R(SSL_get_verify_mode)(s) != st->mode);
+    unsigned char buf[32 + 16 + 256];
+    size_t at = 32;
+    if (name == NULL || len > 255 || (moved && (!st->has_identity || st->picks)))
         return false;
     memcpy(buf, st->conf, 32);
-    memcpy(buf + 32, name, len);
-    return algs_sha256(algs, buf, 32 + len, conf);
+    if (moved) {
+        memcpy(buf + at, st->identity, sizeof st->identity);
+        at += sizeof st->identity;
+    }
+    memcpy(buf + at, name, len);
+    return algs_sha256(algs, buf, at + len, conf);
+}
+
+/* The keys of a ticket whose key name is name, bound one way or the other. */
+static bool keys_for(SSL *s, bool moved, const struct algs *algs, const unsigned char name[16],
+                     unsigned char conf[32], struct ticket_key *k)
+{
+    return ticket_conf(s, false, moved, algs, conf) &&
+           ticketkeys_get(algs, conf, ticketkeys_epoch(name), false, k) &&
+           memcmp(name, k->name, sizeof k->name) == 0;
 }
 
 static bool keys_into(const struct algs *algs, struct ticket_key *k, unsigned char *iv,
@@ -234,7 +256,7 @@ static int issue(SSL *s, unsigned char name[16], unsigned char *iv, EVP_CIPHER_C
     struct ctx_parts parts = ctx_parts(R(SSL_get_SSL_CTX)(s));
     const struct algs *algs = parts.algs;
     if (algs == NULL || verifies_without_context(s, true, parts.rec) ||
-        !ticket_conf(s, true, algs, conf) ||
+        !ticket_conf(s, true, false, algs, conf) ||
         !ticketkeys_get(algs, conf, ring_epoch(time(NULL)), true, k) ||
         R(RAND_bytes_ex)(algs->libctx, iv, 16, 0) != 1)
         return 0;
@@ -263,9 +285,9 @@ static int accept_ticket(SSL *s, const unsigned char name[16], unsigned char *iv
     struct ctx_parts parts = ctx_parts(R(SSL_get_SSL_CTX)(s));
     const struct algs *algs = parts.algs;
     if (algs == NULL || verifies_without_context(s, false, parts.rec) ||
-        !ticket_conf(s, false, algs, conf) ||
-        !ticketkeys_get(algs, conf, ticketkeys_epoch(name), false, k) ||
-        memcmp(name, k->name, sizeof k->name) != 0 || !keys_into(algs, k, iv, cipher, mac, false))
+        (!keys_for(s, false, algs, name, conf, k) &&
+         (st == NULL || st->picks || !keys_for(s, true, algs, name, conf, k))) ||
+        !keys_into(algs, k, iv, cipher, mac, false))
         return 0;
     if (st != NULL) {
         memcpy(st->resumed, conf, 32);
