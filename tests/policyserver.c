@@ -11,17 +11,29 @@
  *            context's app data
  *   verify   a verify callback (SSL_CTX_set_verify) that reads the
  *            context's app data
+ * Or (--switch name|hello|cert) the policies live in host contexts: each
+ * listener's starting context asks for no certificate and has the same
+ * name callback (name), ClientHello callback (hello) or certificate
+ * callback (cert, which OpenSSL runs in full handshakes only), which moves a
+ * connection that sends a server name to the listener's host context
+ * (SSL_set_SSL_CTX, then SSL_set_verify with the host's mode, as nginx
+ * does): the first listener's host takes any client of the CA of --ca,
+ * the second's only clients of --ca2. With --shared both listeners use
+ * one starting context, whose callback picks the host by the local port.
  * One line per connection, on the log:
  *   port=P status=ok|fail version=V resumed=0|1 cn=NAME|-
  * Single-threaded; listens on 127.0.0.1 only; writes both ports, one per
  * line, to the port file.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 #include <openssl/err.h>
@@ -40,6 +52,58 @@ static int admits(int policy, X509 *leaf)
         return 0;
     X509_NAME_get_text_by_NID(X509_get_subject_name(leaf), NID_commonName, cn, sizeof cn);
     return policy == LENIENT || strcmp(cn, "admin") == 0;
+}
+
+/* --switch: the host context of each listener, and its port. */
+static SSL_CTX *hosts[2];
+static unsigned port[2];
+static int shared;
+
+static SSL_CTX *host_of(SSL *s)
+{
+    if (shared) {
+        struct sockaddr_in sa;
+        socklen_t len = sizeof sa;
+        if (getsockname(SSL_get_fd(s), (struct sockaddr *)&sa, &len) != 0)
+            return NULL;
+        return hosts[ntohs(sa.sin_port) == port[1]];
+    }
+    return hosts[*(const int *)SSL_CTX_get_app_data(SSL_get_SSL_CTX(s))];
+}
+
+static void switch_host(SSL *s)
+{
+    SSL_CTX *host = host_of(s);
+    if (host != NULL && SSL_get_SSL_CTX(s) != host) {
+        SSL_set_SSL_CTX(s, host);
+        SSL_set_verify(s, SSL_CTX_get_verify_mode(host), NULL);
+    }
+}
+
+static int name_cb(SSL *s, int *al, void *arg)
+{
+    (void)al, (void)arg;
+    if (SSL_get_servername(s, TLSEXT_NAMETYPE_host_name) != NULL)
+        switch_host(s);
+    return SSL_TLSEXT_ERR_OK;
+}
+
+static int hello_cb(SSL *s, int *al, void *arg)
+{
+    (void)al, (void)arg;
+    const unsigned char *p;
+    size_t len;
+    if (SSL_client_hello_get0_ext(s, TLSEXT_TYPE_server_name, &p, &len) == 1)
+        switch_host(s);
+    return SSL_CLIENT_HELLO_SUCCESS;
+}
+
+static int cert_cb(SSL *s, void *arg)
+{
+    (void)arg;
+    if (SSL_get_servername(s, TLSEXT_NAMETYPE_host_name) != NULL)
+        switch_host(s);
+    return 1;
 }
 
 static int policy_of(X509_STORE_CTX *store)
@@ -75,7 +139,7 @@ static SSL_CTX *make_ctx(const char *cert, const char *key, const char *ca, int 
     SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
     if (ctx == NULL || SSL_CTX_use_certificate_chain_file(ctx, cert) != 1 ||
         SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1 ||
-        SSL_CTX_load_verify_locations(ctx, ca, NULL) != 1) {
+        (ca != NULL && SSL_CTX_load_verify_locations(ctx, ca, NULL) != 1)) {
         ERR_print_errors_fp(stderr);
         exit(1);
     }
@@ -86,7 +150,15 @@ static SSL_CTX *make_ctx(const char *cert, const char *key, const char *ca, int 
     SSL_CTX_set_session_id_context(ctx, (const unsigned char *)"policy", 6);
     SSL_CTX_set_app_data(ctx, (void *)policy);
     int mode = SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
-    if (!strcmp(where, "verify")) {
+    if (!strcmp(where, "name")) {
+        SSL_CTX_set_tlsext_servername_callback(ctx, name_cb);
+    } else if (!strcmp(where, "hello")) {
+        SSL_CTX_set_client_hello_cb(ctx, hello_cb, NULL);
+    } else if (!strcmp(where, "cert")) {
+        SSL_CTX_set_cert_cb(ctx, cert_cb, NULL);
+    } else if (!strcmp(where, "host")) {
+        SSL_CTX_set_verify(ctx, mode, NULL);
+    } else if (!strcmp(where, "verify")) {
         SSL_CTX_set_verify(ctx, mode, verify_appdata);
     } else {
         SSL_CTX_set_verify(ctx, mode, NULL);
@@ -131,12 +203,13 @@ static void handle(SSL_CTX *ctx, int fd, unsigned port, FILE *log)
 int main(int argc, char **argv)
 {
     const char *cert = NULL, *key = NULL, *ca = NULL, *port_file = NULL, *log_file = NULL;
-    const char *where = "arg";
+    const char *where = "arg", *sw = NULL, *ca2 = NULL;
     int version = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--tls12")) version = TLS1_2_VERSION;
         else if (!strcmp(a, "--tls13")) version = TLS1_3_VERSION;
+        else if (!strcmp(a, "--shared")) shared = 1;
         else if (v == NULL) break;
         else if (!strcmp(a, "--cert")) cert = argv[++i];
         else if (!strcmp(a, "--key")) key = argv[++i];
@@ -144,12 +217,16 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--port-file")) port_file = argv[++i];
         else if (!strcmp(a, "--log")) log_file = argv[++i];
         else if (!strcmp(a, "--policy")) where = argv[++i];
+        else if (!strcmp(a, "--switch")) sw = argv[++i];
+        else if (!strcmp(a, "--ca2")) ca2 = argv[++i];
         else break;
     }
     if (!cert || !key || !ca || !port_file || !log_file ||
-        (strcmp(where, "arg") && strcmp(where, "appdata") && strcmp(where, "verify"))) {
+        (strcmp(where, "arg") && strcmp(where, "appdata") && strcmp(where, "verify")) ||
+        (sw != NULL && ((strcmp(sw, "name") && strcmp(sw, "hello") && strcmp(sw, "cert")) || ca2 == NULL))) {
         fprintf(stderr, "usage: policyserver --cert F --key F --ca F --port-file F --log F\n"
-                        "  [--policy arg|appdata|verify] [--tls12|--tls13]\n");
+                        "  [--policy arg|appdata|verify] [--tls12|--tls13]\n"
+                        "  [--switch name|hello|cert --ca2 F [--shared]]\n");
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
@@ -160,9 +237,14 @@ int main(int argc, char **argv)
     }
     SSL_CTX *ctx[2];
     struct pollfd pfd[2];
-    unsigned port[2];
     for (int i = 0; i < 2; i++) {
-        ctx[i] = make_ctx(cert, key, ca, version, where, &policies[i]);
+        if (sw != NULL) {
+            hosts[i] = make_ctx(cert, key, i == 0 ? ca : ca2, version, "host", &policies[i]);
+            ctx[i] = shared && i == 1 ? ctx[0]
+                                      : make_ctx(cert, key, NULL, version, sw, &policies[i]);
+        } else {
+            ctx[i] = make_ctx(cert, key, ca, version, where, &policies[i]);
+        }
         pfd[i] = (struct pollfd){.fd = listen_loopback(0, 64, NULL, &port[i]), .events = POLLIN};
         if (pfd[i].fd < 0)
             return 1;

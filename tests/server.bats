@@ -515,13 +515,13 @@ conn_line() { sed -n "s/^conn=$1 //p" "$SLOG"; }
     refute grep 'dup=fail' "$d/log"
 }
 
-# client_cert NAME: $BATS_TEST_TMPDIR/NAME.pem, a client certificate and
-# key for CN=NAME under the tests' CA.
+# client_cert NAME [CA]: $BATS_TEST_TMPDIR/NAME.pem, a client certificate
+# and key for CN=NAME under the tests' CA (or CA.pem, whose key is CA.key).
 client_cert() {
-    local f="$BATS_TEST_TMPDIR/$1"
+    local f="$BATS_TEST_TMPDIR/$1" ca="${2:-$CA}"
     openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$1" \
         -keyout "$f.key" -out "$f.csr" 2>/dev/null
-    openssl x509 -req -in "$f.csr" -CA "$CA" -CAkey "${CA%.pem}.key" -CAcreateserial \
+    openssl x509 -req -in "$f.csr" -CA "$ca" -CAkey "${ca%.pem}.key" -CAcreateserial \
         -days 1 -out "$f.crt" 2>/dev/null
     cat "$f.crt" "$f.key" > "$f.pem"
 }
@@ -601,6 +601,132 @@ guests_let_in() { grep -c "port=${PORTS[1]} status=ok .*cn=guest" "$SLOG" || tru
         assert_output "reused=1 of=1 failed=0"
         # the key file was shared all along
         [ -s "$store/ticket-keys" ]
+        teardown
+    done
+}
+
+# hosts_case [client options...]: on the listeners of $PORTS (a lenient
+# host first, taking any client of the tests' CA, then a strict one, taking
+# clients of $OTHER's CA only), with server name h.test: the strict host
+# refuses the guest in a full handshake and when the guest offers a ticket
+# from the lenient host; the lenient host resumes its guest, the strict one
+# its admin. Judged by the server's log.
+hosts_case() {
+    local g=(--sni h.test --client-cert "$BATS_TEST_TMPDIR/guest.pem" "$@")
+    local a=(--sni h.test --client-cert "$BATS_TEST_TMPDIR/admin.pem" "$@")
+    run client "${g[@]}" "${PORTS[1]}"
+    assert_equal "$(grep -c "port=${PORTS[1]} status=fail" "$SLOG")" 1
+    fetch_ticket "$BATS_TEST_TMPDIR/g.der" "${g[@]}" "${PORTS[0]}"
+    run client --load "$BATS_TEST_TMPDIR/g.der" "${g[@]}" "${PORTS[1]}"
+    assert_equal "$(grep -c "port=${PORTS[1]} status=fail" "$SLOG")" 2
+    assert_equal "$(guests_let_in)" 0
+    offer "$BATS_TEST_TMPDIR/g.der" "${g[@]}" "${PORTS[0]}"
+    assert_output "reused=1 of=1 failed=0"
+    assert_equal "$(grep -c "port=${PORTS[0]} status=ok .*resumed=1 cn=guest" "$SLOG")" 1
+    fetch_ticket "$BATS_TEST_TMPDIR/a.der" "${a[@]}" "${PORTS[1]}"
+    offer "$BATS_TEST_TMPDIR/a.der" "${a[@]}" "${PORTS[1]}"
+    assert_output "reused=1 of=1 failed=0"
+    assert_equal "$(grep -c "port=${PORTS[1]} status=ok .*resumed=1 cn=admin" "$SLOG")" 1
+}
+
+@test "hosts picked by a name, ClientHello or certificate callback: a guest's ticket from the lenient host never opens the strict one" {
+    make_certs "$OTHER"
+    client_cert guest
+    client_cert admin "$OTHER/ca.pem"
+    local sw v mode
+    for sw in name hello cert; do
+        for v in --tls13 --tls12; do
+            # two listeners whose starting contexts are alike; each one's
+            # callback moves h.test to a host of its own. The same without
+            # the server mode (OpenSSL's keys, one per starting context).
+            for mode in RESUMESHIM_SERVER=0 RESUMESHIM_SERVER=1; do
+                start_policy "$mode" -- --switch "$sw" --ca2 "$OTHER/ca.pem" "$v"
+                hosts_case
+                teardown
+            done
+        done
+    done
+}
+
+@test "hosts picked by a callback: through the store's key file, no ticket of another process opens the strict host" {
+    make_certs "$OTHER"
+    client_cert guest
+    local store="$BATS_TEST_TMPDIR/store" sw v first
+    # without address randomisation the callbacks' addresses are the same
+    # in both processes
+    POLICY_LAUNCH="setarch $(uname -m) -R"
+    for sw in name hello cert; do
+        for v in --tls13 --tls12; do
+            start_policy RESUMESHIM_SERVER=1 RESUMESHIM_STORE="$store" -- --switch "$sw" \
+                --ca2 "$OTHER/ca.pem" "$v"
+            first=("${PORTS[@]}")
+            local g=(--sni h.test --client-cert "$BATS_TEST_TMPDIR/guest.pem")
+            fetch_ticket "$BATS_TEST_TMPDIR/g.der" "${g[@]}" "${first[0]}"
+            start_policy RESUMESHIM_SERVER=1 RESUMESHIM_STORE="$store" -- --switch "$sw" \
+                --ca2 "$OTHER/ca.pem" "$v"
+            # the other process's strict host refuses the guest
+            run client --load "$BATS_TEST_TMPDIR/g.der" "${g[@]}" "${PORTS[1]}"
+            assert_equal "$(grep -c "port=${PORTS[1]} status=fail" "$SLOG")" 1
+            assert_equal "$(guests_let_in)" 0
+            # its lenient host: behind a name or certificate callback, a
+            # context's tickets are its own (a full handshake); behind a
+            # ClientHello callback, the host it picked judges the guest, and
+            # takes it
+            offer "$BATS_TEST_TMPDIR/g.der" "${g[@]}" "${PORTS[0]}"
+            assert_output "reused=$([ "$sw" = hello ] && echo 1 || echo 0) of=1 failed=0"
+            # while the process that issued it still takes it
+            offer "$BATS_TEST_TMPDIR/g.der" "${g[@]}" "${first[0]}"
+            assert_output "reused=1 of=1 failed=0"
+            [ -s "$store/ticket-keys" ]
+            teardown
+        done
+    done
+}
+
+@test "one starting context for both listeners, its ClientHello callback picking the host by port: the guest's ticket is judged by the strict host and declined" {
+    make_certs "$OTHER"
+    client_cert guest
+    client_cert admin "$OTHER/ca.pem"
+    local v
+    for v in --tls13 --tls12; do
+        # OpenSSL alone would take the ticket on either port (one context,
+        # one key): the client's certificate is verified again under the
+        # strict host's store, fails, and the handshake is a full one
+        start_policy RESUMESHIM_SERVER=1 RESUMESHIM_LOG=debug -- --switch hello --shared \
+            --ca2 "$OTHER/ca.pem" "$v"
+        hosts_case
+        assert_equal "$(grep -c 'server: ticket declined' "$D/out")" 1
+        teardown
+    done
+}
+
+@test "Python's sni_callback setting ssl_object.context: a guest's ticket from the lenient host never opens the strict one" {
+    make_certs "$OTHER"
+    client_cert guest
+    client_cert admin "$OTHER/ca.pem"
+    local v
+    for v in --tls13 --tls12; do
+        server_dir
+        serve RESUMESHIM_SERVER=1 -- "$PY" "$ROOT/tests/servers/sniserver.py" "$SLOG" "$D/port" \
+            "$CERT" "$KEY" "$CA" "$OTHER/ca.pem" "$v"
+        hosts_case
+        teardown
+    done
+}
+
+@test "server mode: the application's own session-ticket callbacks still run: a ticket with its data resumes" {
+    local v size
+    for v in --tls13 --tls12; do
+        # its generate callback puts 3000 bytes of its own in every ticket
+        # (the server mode's decrypt callback stands in for its own, which
+        # then accepts the ticket)
+        start_psk_mode RESUMESHIM_SERVER=1 -- --ctx-per-conn --big-tickets 3000
+        fetch_ticket "$BATS_TEST_TMPDIR/t.der" "$v" "$PORT"
+        size=$(stat -c %s "$BATS_TEST_TMPDIR/t.der")
+        [ "$size" -gt 3000 ]
+        offer "$BATS_TEST_TMPDIR/t.der" "$v" "$PORT"
+        assert_output "reused=1 of=1 failed=0"
+        assert_equal "$(grep -c 'status=ok .*resumed=1' "$SLOG")" 1
         teardown
     done
 }

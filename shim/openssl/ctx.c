@@ -16,6 +16,7 @@
 struct ctx_state {
     shim_new_session_cb app_cb;
     shim_status_cb status_cb; /* the application's, set through ocsp.c */
+    struct ticket_cbs ticket_cbs; /* the application's, set through server.c */
     long added;             /* mode bits the application did not ask for */
     bool client_only;       /* method can only connect */
     bool connects;          /* seen connecting, before it ever accepted */
@@ -217,6 +218,24 @@ struct recorded *ctx_recorded(SSL_CTX *ctx)
 {
     struct ctx_state *st = state(ctx);
     return st != NULL ? &st->rec : NULL;
+}
+
+bool ctx_set_ticket_cbs(SSL_CTX *ctx, const struct ticket_cbs *cbs)
+{
+    struct ctx_state *st = state(ctx);
+    if (st == NULL)
+        return false;
+    st->ticket_cbs = *cbs;
+    return true;
+}
+
+bool ctx_ticket_cbs(SSL_CTX *ctx, struct ticket_cbs *cbs)
+{
+    struct ctx_state *st = state(ctx);
+    if (st == NULL)
+        return false;
+    *cbs = st->ticket_cbs;
+    return true;
 }
 
 /* OpenSSL hands a reference to the connection's own session; returning 1

@@ -51,5 +51,15 @@ bool ctx_own_tickets(SSL_CTX *ctx);
 bool ctx_server_tickets(SSL_CTX *ctx);
 /* NULL for a context the shim did not set up. */
 struct recorded *ctx_recorded(SSL_CTX *ctx);
+/* The application's session-ticket callbacks (SSL_CTX_set_session_ticket_cb)
+ * on a context where the server mode's decrypt callback stands in for them
+ * (server.c); false for a context the shim did not set up. */
+struct ticket_cbs {
+    SSL_CTX_generate_session_ticket_fn gen;
+    SSL_CTX_decrypt_session_ticket_fn dec;
+    void *arg;
+};
+bool ctx_set_ticket_cbs(SSL_CTX *ctx, const struct ticket_cbs *cbs);
+bool ctx_ticket_cbs(SSL_CTX *ctx, struct ticket_cbs *cbs);
 
 #endif

@@ -129,6 +129,18 @@ EXPORT long SSL_CTX_ctrl(SSL_CTX *ctx, int cmd, long larg, void *parg)
     return ret;
 }
 
+/* A name callback or a ClientHello callback may move a server connection
+ * to another context, whose client verification then decides (verdict.c,
+ * server.c). OpenSSL 3.0 has no getter for either. */
+static void picks_host(SSL_CTX *ctx, bool hello, bool on)
+{
+    struct recorded *rec = ctx_recorded(ctx);
+    if (rec != NULL && hello)
+        rec->hello_cb = on;
+    else if (rec != NULL)
+        rec->name_cb = on;
+}
+
 /* An application's own ticket-key callback: the older kind would lose to
  * the server mode's, which OpenSSL prefers; the newer kind replaces it. An
  * OCSP status callback: the shim's stands in for it (ocsp.c). */
@@ -138,6 +150,8 @@ EXPORT long SSL_CTX_callback_ctrl(SSL_CTX *ctx, int cmd, void (*fp)(void))
     REAL_OR(SSL_CTX_callback_ctrl, 0, (ctx, cmd, fp));
     if (cmd == SSL_CTRL_SET_TLSEXT_TICKET_KEY_CB && shim_active())
         own_tickets(ctx);
+    if (cmd == SSL_CTRL_SET_TLSEXT_SERVERNAME_CB && shim_active())
+        picks_host(ctx, false, fp != NULL);
     if (cmd == SSL_CTRL_SET_TLSEXT_STATUS_REQ_CB && shim_active() && ocsp_set_cb(ctx, fp, &ret))
         return ret;
     return ossl_SSL_CTX_callback_ctrl(ctx, cmd, fp);
@@ -149,6 +163,25 @@ EXPORT int SSL_CTX_set_tlsext_ticket_key_evp_cb(SSL_CTX *ctx, shim_ticket_key_cb
     if (shim_active())
         own_tickets(ctx);
     return ossl_SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, fp);
+}
+
+EXPORT void SSL_CTX_set_client_hello_cb(SSL_CTX *c, SSL_client_hello_cb_fn cb, void *arg)
+{
+    REAL_OR_VOID(SSL_CTX_set_client_hello_cb, (c, cb, arg));
+    if (shim_active())
+        picks_host(c, true, cb != NULL);
+    ossl_SSL_CTX_set_client_hello_cb(c, cb, arg);
+}
+
+/* The server mode's decrypt callback judges its own tickets and stands in
+ * for the application's (server.c). */
+EXPORT int SSL_CTX_set_session_ticket_cb(SSL_CTX *ctx, SSL_CTX_generate_session_ticket_fn gen_cb,
+                                         SSL_CTX_decrypt_session_ticket_fn dec_cb, void *arg)
+{
+    REAL_OR(SSL_CTX_set_session_ticket_cb, 0, (ctx, gen_cb, dec_cb, arg));
+    if (shim_active() && server_app_ticket_cb(ctx, gen_cb, dec_cb, arg))
+        return 1;
+    return ossl_SSL_CTX_set_session_ticket_cb(ctx, gen_cb, dec_cb, arg);
 }
 
 EXPORT void SSL_CTX_sess_set_new_cb(SSL_CTX *ctx, shim_new_session_cb cb)

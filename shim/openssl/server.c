@@ -15,6 +15,19 @@
  * starts, and the name binds the ticket to the host it was issued for, so
  * that a ticket for one name never resumes under another's settings.
  *
+ * A name callback or a ClientHello callback may end the handshake on
+ * another context than it started on, whose client verification then
+ * decides. Measured here (OpenSSL 3.0.19, TLS 1.3 and 1.2): the
+ * ClientHello callback runs first, then the key callback and the decrypt
+ * callback (of the context the connection was made with), then the name
+ * callback; the decrypt callback sees SSL_get_SSL_CTX as the ClientHello
+ * callback left it; SSL_TICKET_RETURN_IGNORE_RENEW for a ticket that
+ * decrypted is a full handshake that issues a new ticket. So a context
+ * with a name callback has tickets of its own (verdict.c), and where a
+ * ClientHello callback alone picks the context, the client a ticket's
+ * session carries is judged in the decrypt callback by the client
+ * verification of the context the handshake ends on (admit.c).
+ *
  * Any failure here is a full handshake: OpenSSL treats 0 as "no ticket"
  * when issuing and "not mine" when accepting. The callback is never made
  * to return -1, which would fail the connection. */
@@ -24,6 +37,7 @@
 
 #include <openssl/core_names.h>
 
+#include "admit.h"
 #include "algs.h"
 #include "ctx.h"
 #include "exdata.h"
@@ -34,15 +48,20 @@
 #include "ticketkeys.h"
 #include "verdict.h"
 
-/* Per connection: the fingerprint of the configuration it started with,
- * and that of the ticket it resumed with in this handshake. A TLS 1.2
- * renewal is issued under the same: OpenSSL then reports the session's
- * server name, which it keeps only when the server's name callback
- * acknowledged it. */
+/* Per connection: the fingerprint of the configuration it started with
+ * (the context and verify mode it was taken on, and whether that context
+ * picks a host by callback), and that of the ticket it resumed with in
+ * this handshake. A TLS 1.2 renewal is issued under the same: OpenSSL then
+ * reports the session's server name, which it keeps only when the
+ * server's name callback acknowledged it. judge: the key callback gave
+ * keys for a ticket, which the decrypt callback is about to see. */
 struct started {
     unsigned char conf[32];
     unsigned char resumed[32];
-    bool has_resumed;
+    const SSL_CTX *ctx; /* compared only, while the connection holds it */
+    int mode;
+    unsigned char identity[16]; /* that context's (settings.h) */
+    bool has_identity, picks, has_resumed, judge;
 };
 
 static int started_index = -1;
@@ -64,10 +83,17 @@ void server_init(long rotate)
                                                free_started);
 }
 
-static bool conf_now(SSL *s, unsigned char conf[32])
+static bool conf_now(SSL *s, struct started *st)
 {
-    struct ctx_parts parts = ctx_parts(R(SSL_get_SSL_CTX)(s));
-    return verdict_server_conf(s, settings_peek(s), &parts, conf);
+    SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
+    struct ctx_parts parts = ctx_parts(ctx);
+    st->ctx = ctx;
+    st->mode = R(SSL_get_verify_mode)(s);
+    st->has_identity = parts.rec != NULL;
+    if (st->has_identity)
+        memcpy(st->identity, parts.rec->identity, sizeof st->identity);
+    st->picks = parts.rec != NULL && (parts.rec->name_cb || parts.rec->hello_cb);
+    return verdict_server_conf(s, settings_peek(s), &parts, st->conf);
 }
 
 /* Takes the configuration's fingerprint, unless this handshake already
@@ -83,8 +109,8 @@ static struct started *started(SSL *s, bool fresh)
         return NULL;
     }
     if (st != NULL)
-        st->has_resumed = false;
-    if (st != NULL && !conf_now(s, st->conf)) {
+        st->has_resumed = st->judge = false;
+    if (st != NULL && !conf_now(s, st)) {
         R(SSL_set_ex_data)(s, started_index, NULL);
         free_started(NULL, st, NULL, 0, 0, NULL);
         return NULL;
@@ -127,8 +153,18 @@ static const unsigned char *hello_name(SSL *s, size_t *len)
     return (const unsigned char *)"";
 }
 
-/* The ticket's own fingerprint: the configuration and the server name. */
-static bool ticket_conf(SSL *s, bool enc, const struct algs *algs, unsigned char conf[32])
+/* The ticket's own fingerprint: the configuration and the server name;
+ * with moved, the starting context's identity too. A certificate callback
+ * (full handshakes only) may have moved the connection to another
+ * context, or changed its verify mode, after the fingerprint was taken:
+ * the client then passed another verification than the fingerprint's,
+ * and a resumption, which runs no certificate callback, ends where it
+ * started. Such a ticket is bound to the starting context itself, as
+ * OpenSSL's own keys would bind it. (A context that picks a host by a
+ * name or ClientHello callback is seen to otherwise.) Accepting, moved
+ * says which of the two to try. */
+static bool ticket_conf(SSL *s, bool enc, bool moved, const struct algs *algs,
+                        unsigned char conf[32])
 {
     struct started *st = started(s, false);
     size_t len = 0;
@@ -152,12 +188,29 @@ static bool ticket_conf(SSL *s, bool enc, const struct algs *algs, unsigned char
     } else {
         name = hello_name(s, &len);
     }
-    unsigned char buf[32 + 256];
-    if (name == NULL || len > 255)
+    if (enc)
+        moved = !st->picks &&
+                (R(SSL_get_SSL_CTX)(s) != st->ctx || R(SSL_get_verify_mode)(s) != st->mode);
+    unsigned char buf[32 + 16 + 256];
+    size_t at = 32;
+    if (name == NULL || len > 255 || (moved && (!st->has_identity || st->picks)))
         return false;
     memcpy(buf, st->conf, 32);
-    memcpy(buf + 32, name, len);
-    return algs_sha256(algs, buf, 32 + len, conf);
+    if (moved) {
+        memcpy(buf + at, st->identity, sizeof st->identity);
+        at += sizeof st->identity;
+    }
+    memcpy(buf + at, name, len);
+    return algs_sha256(algs, buf, at + len, conf);
+}
+
+/* The keys of a ticket whose key name is name, bound one way or the other. */
+static bool keys_for(SSL *s, bool moved, const struct algs *algs, const unsigned char name[16],
+                     unsigned char conf[32], struct ticket_key *k)
+{
+    return ticket_conf(s, false, moved, algs, conf) &&
+           ticketkeys_get(algs, conf, ticketkeys_epoch(name), false, k) &&
+           memcmp(name, k->name, sizeof k->name) == 0;
 }
 
 static bool keys_into(const struct algs *algs, struct ticket_key *k, unsigned char *iv,
@@ -203,7 +256,7 @@ static int issue(SSL *s, unsigned char name[16], unsigned char *iv, EVP_CIPHER_C
     struct ctx_parts parts = ctx_parts(R(SSL_get_SSL_CTX)(s));
     const struct algs *algs = parts.algs;
     if (algs == NULL || verifies_without_context(s, true, parts.rec) ||
-        !ticket_conf(s, true, algs, conf) ||
+        !ticket_conf(s, true, false, algs, conf) ||
         !ticketkeys_get(algs, conf, ring_epoch(time(NULL)), true, k) ||
         R(RAND_bytes_ex)(algs->libctx, iv, 16, 0) != 1)
         return 0;
@@ -228,17 +281,17 @@ static int accept_ticket(SSL *s, const unsigned char name[16], unsigned char *iv
     /* After a HelloRetryRequest the second ClientHello is judged anew. */
     struct started *st = started(s, false);
     if (st != NULL)
-        st->has_resumed = false;
+        st->has_resumed = st->judge = false;
     struct ctx_parts parts = ctx_parts(R(SSL_get_SSL_CTX)(s));
     const struct algs *algs = parts.algs;
     if (algs == NULL || verifies_without_context(s, false, parts.rec) ||
-        !ticket_conf(s, false, algs, conf) ||
-        !ticketkeys_get(algs, conf, ticketkeys_epoch(name), false, k) ||
-        memcmp(name, k->name, sizeof k->name) != 0 || !keys_into(algs, k, iv, cipher, mac, false))
+        (!keys_for(s, false, algs, name, conf, k) &&
+         (st == NULL || st->picks || !keys_for(s, true, algs, name, conf, k))) ||
+        !keys_into(algs, k, iv, cipher, mac, false))
         return 0;
     if (st != NULL) {
         memcpy(st->resumed, conf, 32);
-        st->has_resumed = true;
+        st->has_resumed = st->judge = true;
     }
     return R(SSL_version)(s) >= TLS1_3_VERSION ||
                    ticketkeys_epoch(name) != ring_epoch(time(NULL))
@@ -253,8 +306,9 @@ static int ticket_key(SSL *s, unsigned char *name, unsigned char *iv, EVP_CIPHER
     struct ticket_key k;
     R(ERR_set_mark)();
     int r = enc ? issue(s, name, iv, cipher, mac, &k) : accept_ticket(s, name, iv, cipher, mac, &k);
-    if (!enc || r)
-        stat_add(enc ? ST_SERVER_ISSUED : r ? ST_SERVER_ACCEPTED : ST_SERVER_REFUSED);
+    /* A ticket given keys is counted once decrypted and judged. */
+    if (enc ? r : !r)
+        stat_add(enc ? ST_SERVER_ISSUED : ST_SERVER_REFUSED);
     LOG(LOG_DEBUG, "server: ticket %s", enc ? (r ? "issued" : "not issued")
                                             : (r ? "accepted" : "not accepted"));
     explicit_bzero(&k, sizeof k);
@@ -263,12 +317,92 @@ static int ticket_key(SSL *s, unsigned char *name, unsigned char *iv, EVP_CIPHER
     return r;
 }
 
+/* What OpenSSL does with a ticket when no decrypt callback is set. */
+static SSL_TICKET_RETURN as_is(SSL_TICKET_STATUS status)
+{
+    return status == SSL_TICKET_SUCCESS          ? SSL_TICKET_RETURN_USE
+           : status == SSL_TICKET_SUCCESS_RENEW ? SSL_TICKET_RETURN_USE_RENEW
+                                                : SSL_TICKET_RETURN_IGNORE_RENEW;
+}
+
+/* Whether a decrypted ticket's client is let in where the handshake
+ * ends. Only a ClientHello callback can have moved the connection by now;
+ * a context with a name callback has tickets of its own (verdict.c), and
+ * one with neither ends where its fingerprint was taken. A connection a
+ * ClientHello callback moved to a context with a name callback of its own
+ * (which OpenSSL then prefers, and which may move it again) cannot be
+ * judged yet: declined. */
+static bool admitted(SSL *s, SSL_CTX *start, SSL_SESSION *sess)
+{
+    const struct recorded *first = ctx_recorded(start);
+    if (first == NULL || !first->hello_cb || first->name_cb)
+        return true;
+    const struct recorded *now = ctx_recorded(R(SSL_get_SSL_CTX)(s));
+    return now != NULL && !now->name_cb && admit_session(s, sess);
+}
+
+/* The decrypt callback, on every context the server mode serves: arg is
+ * that context (the one the connection was made with). The application's
+ * own callback decides first, as it would without the shim. */
+static SSL_TICKET_RETURN ticket_decrypted(SSL *s, SSL_SESSION *sess,
+                                          const unsigned char *name, size_t len,
+                                          SSL_TICKET_STATUS status, void *arg)
+{
+    SSL_CTX *start = arg;
+    struct ticket_cbs app = {0};
+    ctx_ticket_cbs(start, &app);
+    SSL_TICKET_RETURN r = app.dec != NULL ? app.dec(s, sess, name, len, status, app.arg)
+                                          : as_is(status);
+    struct started *st = started_index >= 0 ? R(SSL_get_ex_data)(s, started_index) : NULL;
+    if (st == NULL || !st->judge)
+        return r;
+    st->judge = false;
+    int saved = errno;
+    bool decrypted = status == SSL_TICKET_SUCCESS || status == SSL_TICKET_SUCCESS_RENEW;
+    bool used = decrypted && (r == SSL_TICKET_RETURN_USE || r == SSL_TICKET_RETURN_USE_RENEW);
+    if (used && !admitted(s, start, sess)) {
+        LOG(LOG_DEBUG, "server: ticket declined: its client is not one the context the "
+                       "handshake ends on admits");
+        used = false;
+        r = SSL_TICKET_RETURN_IGNORE_RENEW;
+    }
+    stat_add(used ? ST_SERVER_ACCEPTED : ST_SERVER_REFUSED);
+    errno = saved;
+    return r;
+}
+
+static int ticket_generated(SSL *s, void *arg)
+{
+    struct ticket_cbs app = {0};
+    ctx_ticket_cbs(arg, &app);
+    return app.gen != NULL ? app.gen(s, app.arg) : 1;
+}
+
 bool server_install(SSL_CTX *ctx)
 {
-    return ring_ok && R(SSL_CTX_set_tlsext_ticket_key_evp_cb)(ctx, ticket_key) == 1;
+    if (!ring_ok || R(SSL_CTX_set_session_ticket_cb)(ctx, NULL, ticket_decrypted, ctx) != 1)
+        return false;
+    if (R(SSL_CTX_set_tlsext_ticket_key_evp_cb)(ctx, ticket_key) == 1)
+        return true;
+    R(SSL_CTX_set_session_ticket_cb)(ctx, NULL, NULL, NULL);
+    return false;
 }
 
 void server_remove(SSL_CTX *ctx)
 {
+    struct ticket_cbs app = {0};
+    ctx_ticket_cbs(ctx, &app);
     R(SSL_CTX_set_tlsext_ticket_key_evp_cb)(ctx, NULL);
+    R(SSL_CTX_set_session_ticket_cb)(ctx, app.gen, app.dec, app.arg);
+}
+
+bool server_app_ticket_cb(SSL_CTX *ctx, SSL_CTX_generate_session_ticket_fn gen,
+                          SSL_CTX_decrypt_session_ticket_fn dec, void *arg)
+{
+    struct ticket_cbs app = {gen, dec, arg};
+    if (!ctx_server_tickets(ctx) || !ctx_set_ticket_cbs(ctx, &app))
+        return false;
+    R(SSL_CTX_set_session_ticket_cb)(ctx, gen != NULL ? ticket_generated : NULL,
+                                     ticket_decrypted, ctx);
+    return true;
 }

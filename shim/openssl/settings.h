@@ -24,9 +24,14 @@ struct recorded {
      * is on: what a callback decides by (its argument, the context's app
      * data) cannot be fingerprinted, so contexts that judge clients by
      * callback share tickets only with themselves and the copies fork
-     * makes of them, as OpenSSL's per-context keys would. Never an
-     * address: a later context reuses a freed one's. Zero on connections. */
+     * makes of them, as OpenSSL's per-context keys would; so do contexts
+     * with a name callback (verdict.c). Never an address: a later context
+     * reuses a freed one's. Zero on connections. */
     unsigned char identity[16];
+    /* A context's name callback or ClientHello callback (contexts only):
+     * either may move its connections to another context
+     * (SSL_set_SSL_CTX), by code the shim cannot read. */
+    bool name_cb, hello_cb;
 };
 enum setting { SET_PURPOSE, SET_TRUST };
 

@@ -220,6 +220,18 @@ bool verdict_server_conf(SSL *s, const struct recorded *conn, const struct ctx_p
     key_put(&k, 'x', rec->sid, rec->sid_len);
     int mode = R(SSL_get_verify_mode)(s);
     key_put_num(&k, 'm', (uint64_t)mode);
+    /* A name callback may move the connection to another context, whose
+     * client verification then decides; which one depends on code the
+     * shim cannot read (a table per listener, the local port), and it runs
+     * after the ticket is decrypted, while this fingerprint is taken where
+     * the handshake starts. Such a context's tickets are its own, as with
+     * OpenSSL's per-context keys: two listeners alike at the start no
+     * longer share them (tests/policyserver.c --switch name). A ClientHello
+     * callback runs before the ticket is decrypted: the context it leaves
+     * the connection on judges the ticket's client then (server.c). */
+    bool by_name = ctx_rec != NULL && ctx_rec->name_cb;
+    if (by_name)
+        key_put(&k, 'I', ctx_rec->identity, sizeof ctx_rec->identity);
     if (mode & SSL_VERIFY_PEER) {
         /* OpenSSL fails a resumption with client verification and no
          * session id context outright, rather than fall back to a full
@@ -241,7 +253,8 @@ bool verdict_server_conf(SSL *s, const struct recorded *conn, const struct ctx_p
             (ctx_rec != NULL && ctx_rec->cert_verify_cb != NULL)) {
             if (ctx_rec == NULL)
                 return false;
-            key_put(&k, 'I', ctx_rec->identity, sizeof ctx_rec->identity);
+            if (!by_name)
+                key_put(&k, 'I', ctx_rec->identity, sizeof ctx_rec->identity);
         }
     }
     return k.len != 0 && algs_sha256(algs, k.bytes, k.len, conf);
