@@ -865,7 +865,7 @@ later() {
                 --verify "$mode" --errors "$@" --count 2
             refute_line --partial "verify=ok"
             # the last two connections pskserver saw: the run with the shim
-            assert_equal "$(tail -2 "$SLOG" | sed 's/.*offered=//' | tr '\n' ' ')" "- - "
+            assert_equal "$(grep "^conn=" "$SLOG" | tail -2 | sed 's/.*offered=//' | tr '\n' ' ')" "- - "
         done
     done
 }
