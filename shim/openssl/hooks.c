@@ -424,34 +424,30 @@ static long bio_before(BIO *b, SSL *s, bool *on)
     return conn_offer_pending(s) ? biossl_real.ctrl(b, BIO_C_DO_STATE_MACHINE, 0, NULL) : 1;
 }
 
-static int bio_read(BIO *b, char *buf, size_t size, size_t *got)
+static int bio_io(BIO *b, enum io io, void *buf, size_t size, size_t *done)
 {
     SSL *s = bio_ssl(b);
     bool on;
     long h = bio_before(b, s, &on);
     if (h <= 0) {
-        *got = 0;
+        *done = 0;
         return (int)h;
     }
     handshake_enter();
-    int r = biossl_real.read(b, buf, size, got);
+    int r = io == IO_READ ? biossl_real.read(b, buf, size, done)
+                          : biossl_real.write(b, buf, size, done);
     handshake_leave();
-    return on && conn_after(s, r, IO_READ) ? 0 : r;
+    return on && conn_after(s, r, io) ? 0 : r;
+}
+
+static int bio_read(BIO *b, char *buf, size_t size, size_t *got)
+{
+    return bio_io(b, IO_READ, buf, size, got);
 }
 
 static int bio_write(BIO *b, const char *buf, size_t size, size_t *put)
 {
-    SSL *s = bio_ssl(b);
-    bool on;
-    long h = bio_before(b, s, &on);
-    if (h <= 0) {
-        *put = 0;
-        return (int)h;
-    }
-    handshake_enter();
-    int r = biossl_real.write(b, buf, size, put);
-    handshake_leave();
-    return on && conn_after(s, r, IO_WRITE) ? 0 : r;
+    return bio_io(b, IO_WRITE, (void *)buf, size, put);
 }
 
 EXPORT const BIO_METHOD *BIO_f_ssl(void)
