@@ -34,7 +34,8 @@ OBJS := $(SRCS:shim/%.c=build/obj/%.o)
 HDRS := $(wildcard include/*.h shim/*/*.h shim/*/*.def)
 TESTBIN := tests/bin/client tests/bin/pskserver tests/bin/fuzzstore tests/bin/delayrelay \
            tests/bin/lifecycle tests/bin/vhostserver tests/bin/vhostclient tests/bin/policyserver \
-           tests/bin/gnutlsclient tests/bin/dualclient tests/bin/verifyedge tests/bin/unit
+           tests/bin/gnutlsclient tests/bin/dualclient tests/bin/verifyedge tests/bin/unit \
+           tests/bin/trustload
 
 all: libresumeshim.so
 
