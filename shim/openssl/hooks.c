@@ -179,7 +179,7 @@ EXPORT void SSL_CTX_set_cert_verify_callback(SSL_CTX *ctx, shim_cert_verify_cb c
     EXPORT int name(X509_STORE *store, type *x)                                \
     {                                                                          \
         REAL_OR(name, 0, (store, x));                                          \
-        const X509_NAME *nm_ = x != NULL && shim_started() ? R(name_of)(x) : NULL; \
+        const X509_NAME *nm_ = x != NULL && demand_on() ? R(name_of)(x) : NULL;  \
         demand_need(store, lu, nm_);                                           \
         int r = ossl_##name(store, x);                                         \
         demand_need(store, lu, nm_);                                           \
@@ -248,7 +248,7 @@ EXPORT int X509_STORE_CTX_get_by_subject(const X509_STORE_CTX *vs, X509_LOOKUP_T
                                          const X509_NAME *name, X509_OBJECT *ret)
 {
     REAL_OR(X509_STORE_CTX_get_by_subject, 0, (vs, type, name, ret));
-    if (vs != NULL && shim_started())
+    if (vs != NULL && demand_on())
         demand_need(R(X509_STORE_CTX_get0_store)(vs), type, name);
     return ossl_X509_STORE_CTX_get_by_subject(vs, type, name, ret);
 }
@@ -258,7 +258,7 @@ EXPORT int X509_LOOKUP_by_subject_ex(X509_LOOKUP *lu, X509_LOOKUP_TYPE type,
                                      OSSL_LIB_CTX *libctx, const char *propq)
 {
     REAL_OR(X509_LOOKUP_by_subject_ex, 0, (lu, type, name, ret, libctx, propq));
-    if (lu != NULL && shim_started())
+    if (lu != NULL && demand_on())
         demand_need(R(X509_LOOKUP_get_store)(lu), type, name);
     return ossl_X509_LOOKUP_by_subject_ex(lu, type, name, ret, libctx, propq);
 }
@@ -267,7 +267,7 @@ EXPORT int X509_LOOKUP_by_subject(X509_LOOKUP *lu, X509_LOOKUP_TYPE type, const 
                                   X509_OBJECT *ret)
 {
     REAL_OR(X509_LOOKUP_by_subject, 0, (lu, type, name, ret));
-    if (lu != NULL && shim_started())
+    if (lu != NULL && demand_on())
         demand_need(R(X509_LOOKUP_get_store)(lu), type, name);
     return ossl_X509_LOOKUP_by_subject(lu, type, name, ret);
 }
@@ -283,7 +283,7 @@ EXPORT STACK_OF(X509_OBJECT) *X509_STORE_get0_objects(const X509_STORE *store)
 EXPORT STACK_OF(X509) *X509_STORE_get1_all_certs(X509_STORE *store)
 {
     REAL_OR(X509_STORE_get1_all_certs, NULL, (store));
-    if (store != NULL && shim_started())
+    if (store != NULL && demand_on())
         demand_need_all(store, false);
     return ossl_X509_STORE_get1_all_certs(store);
 }

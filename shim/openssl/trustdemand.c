@@ -89,6 +89,9 @@ struct demand {
 };
 
 static int demand_index = -1;
+/* Set once any store has taken a file on demand: until then the hooks of
+ * the searches have nothing to look at. */
+static int demand_any;
 /* One lock for every store's waiting entries; taken before a store's own
  * lock, never while holding it. */
 static pthread_mutex_t demand_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -134,14 +137,15 @@ void demand_init(void)
 
 static struct demand *state(X509_STORE *store)
 {
-    return demand_index >= 0 && store != NULL ? R(X509_STORE_get_ex_data)(store, demand_index)
-                                              : NULL;
+    return __atomic_load_n(&demand_any, __ATOMIC_ACQUIRE) && store != NULL
+               ? R(X509_STORE_get_ex_data)(store, demand_index)
+               : NULL;
 }
 
 /* Under demand_lock. */
 static struct demand *state_new(X509_STORE *store)
 {
-    struct demand *d = state(store);
+    struct demand *d = demand_index >= 0 ? R(X509_STORE_get_ex_data)(store, demand_index) : NULL;
     if (d == NULL && demand_index >= 0 && (d = calloc(1, sizeof *d)) != NULL &&
         R(X509_STORE_set_ex_data)(store, demand_index, d) != 1) {
         free(d);
@@ -192,12 +196,6 @@ static void batch_add(struct batch *b, const struct tcontent *c, size_t i, unsig
     R(ERR_pop_to_mark)();
 }
 
-/* What x509_store_add does for each, but for all of them under one hold of
- * the store's lock: a thread searching the store meanwhile sees a name's
- * entries all or none. held: the caller may hold the store's lock itself
- * (CPython's cert_store_stats calls X509_STORE_get0_objects under it); a
- * second X509_STORE_lock then fails (EDEADLK), and the caller's hold is
- * the one that counts. When the objects cannot be put in, they wait on. */
 /* Under the store's lock: the stack as the full load's would be now. */
 static void reorder(struct demand *d, STACK_OF(X509_OBJECT) *objs)
 {
@@ -235,6 +233,12 @@ static void put_in(X509_STORE *store, struct demand *d, struct batch *b)
     b->done = true;
 }
 
+/* What x509_store_add does for each, but for all of them under one hold of
+ * the store's lock: a thread searching the store meanwhile sees a name's
+ * entries all or none. held: the caller may hold the store's lock itself
+ * (CPython's cert_store_stats calls X509_STORE_get0_objects under it); a
+ * second X509_STORE_lock then fails (EDEADLK), and the caller's hold is
+ * the one that counts. When the objects cannot be put in, they wait on. */
 static void batch_push(X509_STORE *store, struct demand *d, struct batch *b, bool held)
 {
     bool locked = b->n > 0 && !held && lock_store(store, b);
@@ -302,6 +306,11 @@ void demand_need(X509_STORE *store, X509_LOOKUP_TYPE type, const X509_NAME *name
     pthread_mutex_unlock(&demand_lock);
 }
 
+bool demand_on(void)
+{
+    return __atomic_load_n(&demand_any, __ATOMIC_ACQUIRE) != 0;
+}
+
 void demand_added(X509_STORE *store)
 {
     struct demand *d = state(store);
@@ -326,6 +335,8 @@ void demand_added(X509_STORE *store)
 
 void demand_need_all(X509_STORE *store, bool holding)
 {
+    /* A store handed out is marked even before anything was deferred: its
+     * holder may read the stack later, past any hook. */
     struct demand *d = state(store);
     if (d == NULL && (!holding || demand_index < 0 || store == NULL))
         return;
@@ -346,8 +357,10 @@ void demand_need_all(X509_STORE *store, bool holding)
 void demand_handed(X509_STORE *store, const void *caller)
 {
     static const void *crypto_base;
-    struct demand *d = state(store);
-    if (d == NULL || d->eager)
+    if (demand_index < 0)
+        return;
+    struct demand *d = R(X509_STORE_get_ex_data)(store, demand_index);
+    if (d != NULL && d->eager)
         return;
     const void *base = __atomic_load_n(&crypto_base, __ATOMIC_ACQUIRE);
     Dl_info in;
@@ -366,6 +379,15 @@ void demand_handed(X509_STORE *store, const void *caller)
     if (R(X509_STORE_lock)(store) == 1) {
         R(X509_STORE_unlock)(store);
         demand_need_all(store, true);
+        return;
+    }
+    if (d == NULL) {
+        /* Nothing waits: only the mark, if it can be made without waiting. */
+        if (pthread_mutex_trylock(&demand_lock) == 0) {
+            if ((d = state_new(store)) != NULL)
+                d->eager = true;
+            pthread_mutex_unlock(&demand_lock);
+        }
         return;
     }
     /* The caller holds the store's lock (X509_STORE_lock fails with
@@ -463,57 +485,68 @@ static int objects_in(const STACK_OF(X509_INFO) *inf)
     return count;
 }
 
-/* Only what is known to load cleanly is done here: a PEM file, in the
- * default library context without a property query, while the error
- * queue is empty (so that "nothing raised" can be told). Its bytes are
- * read once, now: what loads later is what was read at the call. A
- * content this process has indexed waits beside the store; any other is
- * loaded now by the same functions the real one calls, from those bytes,
- * and when anything is raised on the way the real function runs instead,
- * to fail as it fails. */
+/* Only a PEM file, in the default library context without a property
+ * query, while the error queue is empty (so that "nothing raised" can be
+ * told), is the shim's to load, and only once its content has been seen:
+ * the first load of a content is OpenSSL's own, the shim keeping a copy of
+ * the bytes. Its bytes are read once, now: what loads later is what was
+ * read at the call. A content this process has indexed waits beside an
+ * empty store; any other is loaded now by the functions the real one
+ * calls, on the same kind of BIO over those bytes, and when anything is
+ * raised on the way the real function runs instead, to fail as it fails. */
 bool demand_load_file(X509_LOOKUP *lu, const char *file, int type, OSSL_LIB_CTX *libctx,
                       const char *propq, int *ret)
 {
     if (type != X509_FILETYPE_PEM || libctx != NULL || propq != NULL || file == NULL ||
         demand_index < 0)
         return false;
-    X509_STORE *store = R(X509_LOOKUP_get_store)(lu);
     unsigned char *b;
     size_t len;
-    if (store == NULL || R(ERR_peek_error)() != 0 || !tindex_read(file, &b, &len))
+    if (!tindex_read(file, &b, &len))
         return false;
     struct tcontent *c = tindex_find(b, len);
-    if (c != NULL && c->indexed) {
+    if (c == NULL) {
+        tindex_seen(b, len);
+        return false;
+    }
+    free(b);
+    X509_STORE *store = R(X509_LOOKUP_get_store)(lu);
+    if (store == NULL || R(ERR_peek_error)() != 0)
+        return false;
+    if (c->indexed) {
         pthread_mutex_lock(&demand_lock);
         struct demand *d = state_new(store);
-        bool done = d != NULL && !d->eager && defer(store, d, c);
+        bool done = d != NULL && defer(store, d, c);
+        if (done)
+            __atomic_store_n(&demand_any, 1, __ATOMIC_RELEASE);
         pthread_mutex_unlock(&demand_lock);
         if (done) {
-            free(b);
             *ret = c->count;
             return true;
         }
     }
-    BIO *bio = R(BIO_new_mem_buf)(b, (int)len);
+    /* by_file.c reads through BIO_new_file: a file BIO over a stdio
+     * stream, here one over the bytes read. */
+    FILE *fp = fmemopen(c->bytes, c->len, "r");
+    BIO *bio = fp != NULL ? R(BIO_new_fp)(fp, BIO_NOCLOSE) : NULL;
     STACK_OF(X509_INFO) *inf = NULL;
     R(ERR_set_mark)();
     if (bio != NULL)
         inf = R(PEM_X509_INFO_read_bio_ex)(bio, NULL, NULL, "", NULL, NULL);
     R(BIO_free)(bio);
+    if (fp != NULL)
+        fclose(fp);
     bool clean = inf != NULL && R(ERR_peek_error)() == 0;
     R(ERR_pop_to_mark)();
     int count = clean ? objects_in(inf) : 0;
     if (count == 0) {
         if (inf != NULL)
             R(OPENSSL_sk_pop_free)((OPENSSL_STACK *)inf, free_info);
-        free(b);
         return false;
     }
     *ret = add_all(store, inf);
     if (*ret == count)
-        tindex_loaded(b, len, count, inf);
-    else
-        free(b);
+        tindex_index(c, count, inf);
     R(OPENSSL_sk_pop_free)((OPENSSL_STACK *)inf, free_info);
     return true;
 }

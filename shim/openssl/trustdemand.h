@@ -14,6 +14,9 @@
 #include "real.h"
 
 void demand_init(void);
+/* Whether any store has taken a file on demand yet: until then, searches
+ * and adds have nothing to bring in. */
+bool demand_on(void);
 /* X509_load_cert_crl_file_ex, done by the shim when it can be done
  * exactly: true with *ret its return value; false when the real function
  * must run. */

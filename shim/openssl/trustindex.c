@@ -1,11 +1,11 @@
 /* The trust files this process has loaded, by content (trustindex.h).
  *
  * Indexing costs a full parse (the names and signatures come from the
- * parsed objects), so it is done with the second clean load of a content,
- * whose parse the load needs anyway: a program that loads a file once
- * (curl) pays only a copy of its bytes; one that loads it for every context
- * (CPython's create_default_context, urllib3, PHP, Perl, Ruby) parses it
- * twice and then only what its verifications look up. */
+ * parsed objects), so it is done with the second load of a content, whose
+ * parse the load needs anyway: a program that loads a file once (curl) is
+ * left to OpenSSL and pays a read of its bytes; one that loads it for
+ * every context (CPython's create_default_context, urllib3, PHP, Perl,
+ * Ruby) parses it twice and then only what its verifications look up. */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -232,28 +232,31 @@ static bool index_from(struct tcontent *c, const STACK_OF(X509_INFO) *inf)
     return ok;
 }
 
-struct tcontent *tindex_loaded(unsigned char *bytes, size_t len, int count,
-                               const STACK_OF(X509_INFO) *inf)
+void tindex_seen(unsigned char *bytes, size_t len)
 {
     uint64_t h = content_hash(bytes, len);
     pthread_mutex_lock(&index_lock);
-    struct tcontent *c = find_locked(bytes, len, h);
-    if (c != NULL) {
-        free(bytes);
-        /* Indexed once, at the second load; a content that could not be
-         * indexed then is simply loaded every time. */
-        if (++c->loads == 2 && c->count == count && !c->indexed)
-            c->indexed = index_from(c, inf);
-    } else if (kept + len <= KEPT_MAX && (c = calloc(1, sizeof *c)) != NULL) {
-        *c = (struct tcontent){.bytes = bytes, .len = len, .hash = h, .count = count, .loads = 1,
-                               .next = contents};
+    struct tcontent *c = NULL;
+    if (find_locked(bytes, len, h) == NULL && kept + len <= KEPT_MAX &&
+        (c = calloc(1, sizeof *c)) != NULL) {
+        *c = (struct tcontent){.bytes = bytes, .len = len, .hash = h, .next = contents};
         contents = c;
         kept += len;
-    } else {
-        free(bytes);
     }
     pthread_mutex_unlock(&index_lock);
-    return c;
+    if (c == NULL)
+        free(bytes);
+}
+
+void tindex_index(struct tcontent *c, int count, const STACK_OF(X509_INFO) *inf)
+{
+    pthread_mutex_lock(&index_lock);
+    if (!c->tried) {
+        c->tried = true;
+        c->count = count;
+        c->indexed = index_from(c, inf);
+    }
+    pthread_mutex_unlock(&index_lock);
 }
 
 static void free_info(void *xi)

@@ -1,5 +1,5 @@
 /* trustindex: the trust files this process has loaded, by content. A
- * content that loaded cleanly twice is indexed: where each of its PEM
+ * content loaded a second time, cleanly, is indexed: where each of its PEM
  * blocks lies, what it is (a certificate or a CRL), the name OpenSSL files
  * it under in a store (a certificate's subject, a CRL's issuer) and its
  * signature, so that a store can take its entries one name at a time
@@ -28,7 +28,7 @@ struct tcontent {
     size_t len;
     uint64_t hash;
     int count;    /* what X509_load_cert_crl_file_ex returned for it */
-    int loads;    /* clean loads seen so far */
+    bool tried;   /* a clean load has offered it for indexing */
     size_t n;     /* entries; 0 until indexed */
     struct tentry *e;
     /* SHA-256 over the entries' distinct signatures in trust.c's order:
@@ -44,11 +44,12 @@ void tindex_init(void);
 bool tindex_read(const char *file, unsigned char **bytes, size_t *len);
 /* The recorded content equal to these bytes, or NULL. */
 struct tcontent *tindex_find(const unsigned char *bytes, size_t len);
-/* Records bytes that loaded cleanly, returning count; inf is what
- * PEM_X509_INFO_read_bio_ex made of them. The second clean load of the
- * same content indexes it from inf. Takes bytes. NULL when it is not kept. */
-struct tcontent *tindex_loaded(unsigned char *bytes, size_t len, int count,
-                               const STACK_OF(X509_INFO) *inf);
+/* Records the bytes of a first load (which OpenSSL does). Takes bytes. */
+void tindex_seen(unsigned char *bytes, size_t len);
+/* A later load of the content was done cleanly, returning count; inf is
+ * what PEM_X509_INFO_read_bio_ex made of it: the content is indexed from
+ * it, once. */
+void tindex_index(struct tcontent *c, int count, const STACK_OF(X509_INFO) *inf);
 /* Parses the content's entry i on its own, as the whole file parses it:
  * a new reference to its certificate or CRL, false on failure. */
 bool tindex_parse(const struct tcontent *c, size_t i, X509 **x, X509_CRL **crl);
