@@ -513,7 +513,7 @@ bool demand_load_file(X509_LOOKUP *lu, const char *file, int type, OSSL_LIB_CTX 
     X509_STORE *store = R(X509_LOOKUP_get_store)(lu);
     if (store == NULL || R(ERR_peek_error)() != 0)
         return false;
-    if (c->indexed) {
+    if (__atomic_load_n(&c->indexed, __ATOMIC_ACQUIRE)) {
         pthread_mutex_lock(&demand_lock);
         struct demand *d = state_new(store);
         bool done = d != NULL && defer(store, d, c);

@@ -254,7 +254,8 @@ void tindex_index(struct tcontent *c, int count, const STACK_OF(X509_INFO) *inf)
     if (!c->tried) {
         c->tried = true;
         c->count = count;
-        c->indexed = index_from(c, inf);
+        /* Published last: readers take the index without the lock. */
+        __atomic_store_n(&c->indexed, index_from(c, inf), __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&index_lock);
 }

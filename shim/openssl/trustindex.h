@@ -34,7 +34,7 @@ struct tcontent {
     /* SHA-256 over the entries' distinct signatures in trust.c's order:
      * the fingerprint of a store that holds this content alone. */
     unsigned char sighash[32];
-    bool indexed;
+    bool indexed; /* atomic; the entries are set before it */
     struct tcontent *next;
 };
 
