@@ -178,6 +178,13 @@ warm() { echo new load "$1" new load "$1"; }
     assert_line "all: 152"
 }
 
+@test "the default paths (SSL_CERT_FILE), with the CA directory beside the file" {
+    export SSL_CERT_FILE="$FX/bundle.pem"
+    same new defaults new defaults new defaults verify "$FX/leafdup.pem" - \
+        verify "$FX/leafx.pem" "$FX/intA.pem" certs "$FX/dup1.pem" list
+    assert_line --partial "verify $FX/leafdup.pem: 1 error 0"
+}
+
 @test "the order of the store's objects, searched since the load or not" {
     # Unsearched, a full load's stack is sorted but for the last object
     # added: the file's last entry, or the program's.
