@@ -18,13 +18,15 @@
 #include "trustindex.h"
 #include "util.h"
 
-/* Beyond these a content is loaded as OpenSSL loads it, every time. */
+/* Beyond these a content is loaded as OpenSSL loads it, every time: the
+ * copies are kept for the life of the process (stores point into them). */
 #define FILE_MAX (8u << 20)
-#define KEPT_MAX (32u << 20)
+#define KEPT_MAX (16u << 20)
+#define CONTENTS_MAX 32
 
 static pthread_mutex_t index_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct tcontent *contents;
-static size_t kept;
+static size_t kept, ncontents;
 
 void tindex_init(void)
 {
@@ -238,10 +240,11 @@ void tindex_seen(unsigned char *bytes, size_t len)
     pthread_mutex_lock(&index_lock);
     struct tcontent *c = NULL;
     if (find_locked(bytes, len, h) == NULL && kept + len <= KEPT_MAX &&
-        (c = calloc(1, sizeof *c)) != NULL) {
+        ncontents < CONTENTS_MAX && (c = calloc(1, sizeof *c)) != NULL) {
         *c = (struct tcontent){.bytes = bytes, .len = len, .hash = h, .next = contents};
         contents = c;
         kept += len;
+        ncontents++;
     }
     pthread_mutex_unlock(&index_lock);
     if (c == NULL)
