@@ -74,6 +74,7 @@ demand_fixtures() {
     sign leafrej /CN=leafrej rej leaf
     cat /etc/ssl/certs/ca-certificates.crt dup1.pem dup2.pem dup1.pem rootB.pem intB.pem \
         intA.pem crlca.pem crl.pem rej-trusted.pem "$2" > bundle.pem
+    cat rootA.pem bundle.pem > shifted.pem
     # The same certificates and a comment: the same trust.
     { cat bundle.pem; echo "# a comment"; } > commented.pem
     # One byte of one certificate's signature changed: it still parses.
@@ -89,6 +90,9 @@ open("onebyte.pem", "w").write(pem.replace(blocks[0], lines, 1))
 PY
     printf -- '-----BEGIN CERTIFICATE-----\nMIIB!!!notbase64\n-----END CERTIFICATE-----\n' > bad.pem
     cat dup1.pem bad.pem > partbad.pem
+    # Large enough to be the shim's: a bad block at the end, a key inside.
+    cat bundle.pem bad.pem > bigbad.pem
+    cat bundle.pem dup1.key > bigkey.pem
     cat dup1.key > keyonly.pem
     : > empty.pem
     )
@@ -164,11 +168,12 @@ warm() { echo new load "$1" new load "$1"; }
 
 @test "return values and error queues of loads that fail, again and again" {
     local f steps=()
-    for f in missing bad partbad keyonly empty; do
+    for f in missing bad partbad keyonly empty bigbad bigkey; do
         steps+=(new load "$FX/$f.pem" new load "$FX/$f.pem" new load "$FX/$f.pem" list)
     done
     same "${steps[@]}" new loadfile "$FX/partbad.pem" new defaults
-    assert_line --partial "load $FX/partbad.pem: 0"
+    assert_line --partial "load $FX/bigbad.pem: 0"
+    assert_line --partial "load $FX/bigkey.pem: 1"
     assert_line --partial "load error"
 }
 
@@ -224,6 +229,50 @@ for i in range(5):
     assert_equal "$output" "$plain"
 }
 
+# stored STEPS...: trustload without the shim, then twice with the shim and
+# the store in $STORE (the first run indexes the file into the store, the
+# second takes it on demand from its first load): equal transcripts.
+stored() {
+    run timeout 120 "$TRUSTLOAD" "$@"
+    assert_success
+    local plain=$output
+    run env RESUMESHIM_STORE="$STORE" LD_PRELOAD="$PRELOAD" timeout 120 "$TRUSTLOAD" "$@"
+    assert_success
+    assert_equal "$output" "$plain"
+    run env RESUMESHIM_STORE="$STORE" LD_PRELOAD="$PRELOAD" timeout 120 "$TRUSTLOAD" "$@"
+    assert_success
+    assert_equal "$output" "$plain"
+}
+
+@test "with the store: the next process takes the file on demand from its first load" {
+    STORE="$BATS_TEST_TMPDIR/store"
+    stored new load "$FX/bundle.pem" certs "$FX/dup1.pem" verify "$FX/leafdup.pem" - \
+        verify "$FX/leafx.pem" "$FX/intA.pem" crls "$FX/crlca.pem" verify "$FX/leafrev.pem" - crl \
+        verify "$FX/leafrej.pem" - sslserver new load "$FX/bundle.pem" list
+    assert_line --partial "verify $FX/leafrev.pem: 0 error 23"
+    # The index is there, as a file of the store.
+    run ls "$STORE"
+    assert_line --regexp '^t-[0-9a-f]{16}$'
+}
+
+@test "with the store: a damaged record, or another content's, is not used" {
+    STORE="$BATS_TEST_TMPDIR/store"
+    stored new load "$FX/bundle.pem" list
+    local rec
+    rec=$(ls "$STORE" | grep '^t-')
+    # One byte changed in the middle of the record.
+    python3 -c 'import sys; p=sys.argv[1]; b=bytearray(open(p,"rb").read()); b[len(b)//3]^=1; open(p,"wb").write(b)' \
+        "$STORE/$rec"
+    stored new load "$FX/bundle.pem" certs "$FX/dup1.pem" list
+    # The bundle's record under the name of another content's.
+    run env RESUMESHIM_STORE="$STORE" LD_PRELOAD="$PRELOAD" "$TRUSTLOAD" new load "$FX/shifted.pem"
+    assert_success
+    local other
+    other=$(ls -t "$STORE" | grep '^t-' | grep -v "$rec" | head -1)
+    cp "$STORE/$rec" "$STORE/$other.new" && mv "$STORE/$other.new" "$STORE/$other"
+    stored new load "$FX/shifted.pem" certs "$FX/dup1.pem" verify "$FX/leafdup.pem" - list
+}
+
 # fetch N CAFILE: N requests from one Python process, each with a default
 # context of its own (urllib), to the server on $PORT.
 fetch() { with_shim "$PY" "$ROOT/examples/fetch.py" "https://localhost:$PORT/" "$2" "$1"; }
@@ -236,10 +285,18 @@ fetch() { with_shim "$PY" "$ROOT/examples/fetch.py" "https://localhost:$PORT/" "
     # Contexts 1 and 2 load the file, 3 and 4 take it on demand: every one
     # after the first resumes.
     assert_equal "$(resumed)" 3
+    local rec other
+    rec=$(ls "$RESUMESHIM_STORE" | grep '^t-')
     : > "$SLOG"
     run fetch 1 "$FX/commented.pem"
     assert_success
     assert_equal "$(resumed)" 1
+    # A record of the bundle planted under the name of the other file's
+    # (which has the same length): its content differs, so it is not used.
+    run env LD_PRELOAD="$PRELOAD" "$TRUSTLOAD" new load "$FX/onebyte.pem"
+    other=$(ls -t "$RESUMESHIM_STORE" | grep '^t-' | head -1)
+    [ "$other" != "$rec" ]
+    cp "$RESUMESHIM_STORE/$rec" "$RESUMESHIM_STORE/$other"
     : > "$SLOG"
     run fetch 4 "$FX/onebyte.pem"
     assert_success

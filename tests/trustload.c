@@ -184,8 +184,9 @@ int main(int argc, char **argv)
             X509_CRL_free(c);
             i++;
         } else if (!strcmp(cmd, "verify")) {
-            const char *how = i + 3 < argc && (strstr(argv[i + 3], "crl") ||
-                                               strstr(argv[i + 3], "sslserver"))
+            const char *how = i + 3 < argc && (!strcmp(argv[i + 3], "crl") ||
+                                               !strcmp(argv[i + 3], "sslserver") ||
+                                               !strcmp(argv[i + 3], "crl+sslserver"))
                                   ? argv[i + 3]
                                   : NULL;
             char *line = verify_line(a, b, how);

@@ -65,9 +65,11 @@
 #include "fork.h"
 #include "trustdemand.h"
 #include "trustindex.h"
+#include "trustrecord.h"
+#include "store.h"
 
 struct pend {
-    const struct tcontent *c;
+    struct tcontent *c;
     unsigned char *loaded; /* per entry */
     size_t left;
 };
@@ -87,6 +89,8 @@ struct demand {
     X509_OBJECT *tail;
     const unsigned char *tail_flag;
 };
+
+#define SMALL_FILE 16384
 
 static int demand_index = -1;
 /* Set once any store has taken a file on demand: until then the hooks of
@@ -281,12 +285,19 @@ static void bring(X509_STORE *store, struct demand *d, bool crl, const X509_NAME
                   bool held)
 {
     struct batch b = {0};
+    unsigned long h = 0;
+    int hashed = 0;
     for (size_t p = 0; p < d->npend; p++) {
         struct pend *w = &d->pend[p];
         for (size_t i = 0; i < w->c->n && w->left > 0; i++) {
-            const struct tentry *e = &w->c->e[i];
-            if (w->loaded[i] ||
-                (name != NULL && (e->crl != crl || R(X509_NAME_cmp)(e->name, name) != 0)))
+            struct tentry *e = &w->c->e[i];
+            if (w->loaded[i] || (name != NULL && e->crl != crl))
+                continue;
+            /* A record's names are compared by hash first (trustrecord.c). */
+            if (name != NULL && e->name == NULL && hashed == 0)
+                h = R(X509_NAME_hash_ex)(name, NULL, NULL, &hashed) & 0xffffffffu,
+                hashed = hashed == 1 ? 1 : -1;
+            if (name != NULL && !tindex_is(e, name, hashed == 1 ? &h : NULL))
                 continue;
             batch_add(&b, w->c, i, &w->loaded[i]);
         }
@@ -417,7 +428,7 @@ void demand_handed(X509_STORE *store, const void *caller)
 
 /* Under demand_lock: a file of this content waits beside an empty store
  * (see the order, above). */
-static bool defer(X509_STORE *store, struct demand *d, const struct tcontent *c)
+static bool defer(X509_STORE *store, struct demand *d, struct tcontent *c)
 {
     if (d->npend != 0 || d->eager || c->n == 0 || !lock_store(store, NULL))
         return false;
@@ -436,11 +447,12 @@ static bool defer(X509_STORE *store, struct demand *d, const struct tcontent *c)
         d->first = c;
     /* The full load's last add pushed its last entry, unless that was
      * equal to an earlier one: then it only searched. */
-    const struct tentry *last = &c->e[c->n - 1];
+    struct tentry *last = &c->e[c->n - 1];
     d->order = last->dup ? SORTED : TAIL_WAITS;
     d->tail_flag = &loaded[c->n - 1];
     __atomic_store_n(&d->waiting, 1, __ATOMIC_SEQ_CST);
-    bring(store, d, last->crl, last->name, false);
+    /* (A name that cannot be decoded: everything, at once.) */
+    bring(store, d, last->crl, tindex_name(last), false);
     return true;
 }
 
@@ -504,12 +516,24 @@ bool demand_load_file(X509_LOOKUP *lu, const char *file, int type, OSSL_LIB_CTX 
     size_t len;
     if (!tindex_read(file, &b, &len))
         return false;
-    struct tcontent *c = tindex_find(b, len);
-    if (c == NULL) {
-        tindex_seen(b, len);
+    /* A file of a few certificates costs little to parse and would save
+     * nothing: OpenSSL's own, always. */
+    if (len < SMALL_FILE) {
+        free(b);
         return false;
     }
-    free(b);
+    struct tcontent *c = tindex_find(b, len);
+    if (c == NULL)
+        c = trecord_load(b, len);
+    if (c == NULL) {
+        /* With the store on, the first load of a content indexes it for
+         * the processes to come; without, it is OpenSSL's own. */
+        c = tindex_seen(b, len);
+        if (c == NULL || !store_on())
+            return false;
+    } else {
+        free(b);
+    }
     X509_STORE *store = R(X509_LOOKUP_get_store)(lu);
     if (store == NULL || R(ERR_peek_error)() != 0)
         return false;
@@ -545,8 +569,8 @@ bool demand_load_file(X509_LOOKUP *lu, const char *file, int type, OSSL_LIB_CTX 
         return false;
     }
     *ret = add_all(store, inf);
-    if (*ret == count)
-        tindex_index(c, count, inf);
+    if (*ret == count && tindex_index(c, count, inf))
+        trecord_save(c);
     R(OPENSSL_sk_pop_free)((OPENSSL_STACK *)inf, free_info);
     return true;
 }

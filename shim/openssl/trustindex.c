@@ -133,7 +133,7 @@ static bool find_blocks(const struct tcontent *c, struct tentry *e, size_t n)
         bool cert = is_cert_block(name), crl = strcmp(name, "X509 CRL") == 0;
         ok = i < n && (cert || crl) && header[0] == '\0' && pos > prev;
         if (ok)
-            e[i++] = (struct tentry){(size_t)prev, (size_t)(pos - prev), crl, false, NULL, NULL, 0};
+            e[i++] = (struct tentry){.off = (size_t)prev, .len = (size_t)(pos - prev), .crl = crl};
         prev = pos;
         R(CRYPTO_free)(name, __FILE__, __LINE__);
         R(CRYPTO_free)(header, __FILE__, __LINE__);
@@ -234,7 +234,50 @@ static bool index_from(struct tcontent *c, const STACK_OF(X509_INFO) *inf)
     return ok;
 }
 
-void tindex_seen(unsigned char *bytes, size_t len)
+void tindex_record_name(const unsigned char *bytes, size_t len, char out[19])
+{
+    uint64_t h = content_hash(bytes, len);
+    unsigned char b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = (unsigned char)(h >> (56 - 8 * i));
+    memcpy(out, "t-", 2);
+    hex_encode(b, 8, out + 2);
+}
+
+struct tcontent *tindex_adopt(struct tcontent *c)
+{
+    c->hash = content_hash(c->bytes, c->len);
+    pthread_mutex_lock(&index_lock);
+    struct tcontent *have = find_locked(c->bytes, c->len, c->hash);
+    bool keep = have == NULL && kept + c->len <= KEPT_MAX && ncontents < CONTENTS_MAX;
+    if (keep) {
+        c->next = contents;
+        contents = c;
+        kept += c->len;
+        ncontents++;
+    }
+    pthread_mutex_unlock(&index_lock);
+    return keep ? c : have;
+}
+
+const X509_NAME *tindex_name(struct tentry *e)
+{
+    if (e->name == NULL && e->der != NULL) {
+        const unsigned char *p = e->der;
+        e->name = R(d2i_X509_NAME)(NULL, &p, (long)e->derlen);
+    }
+    return e->name;
+}
+
+bool tindex_is(struct tentry *e, const X509_NAME *name, const unsigned long *h)
+{
+    if (e->name == NULL && h != NULL && *h != e->hash)
+        return false;
+    const X509_NAME *mine = tindex_name(e);
+    return mine != NULL && R(X509_NAME_cmp)(mine, name) == 0;
+}
+
+struct tcontent *tindex_seen(unsigned char *bytes, size_t len)
 {
     uint64_t h = content_hash(bytes, len);
     pthread_mutex_lock(&index_lock);
@@ -249,18 +292,22 @@ void tindex_seen(unsigned char *bytes, size_t len)
     pthread_mutex_unlock(&index_lock);
     if (c == NULL)
         free(bytes);
+    return c;
 }
 
-void tindex_index(struct tcontent *c, int count, const STACK_OF(X509_INFO) *inf)
+bool tindex_index(struct tcontent *c, int count, const STACK_OF(X509_INFO) *inf)
 {
+    bool made = false;
     pthread_mutex_lock(&index_lock);
     if (!c->tried) {
         c->tried = true;
         c->count = count;
+        made = index_from(c, inf);
         /* Published last: readers take the index without the lock. */
-        __atomic_store_n(&c->indexed, index_from(c, inf), __ATOMIC_RELEASE);
+        __atomic_store_n(&c->indexed, made, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&index_lock);
+    return made;
 }
 
 static void free_info(void *xi)

@@ -18,7 +18,12 @@ struct tentry {
     size_t off, len;  /* the PEM text that parses to this entry alone */
     bool crl;
     bool dup;         /* equal to an earlier entry: a store keeps that one */
-    X509_NAME *name;  /* subject, or a CRL's issuer */
+    X509_NAME *name;  /* subject, or a CRL's issuer; read from a record
+                       * (trustrecord.h): decoded from der when first
+                       * matched, after its hash */
+    unsigned char *der;
+    size_t derlen;
+    unsigned long hash; /* X509_NAME_hash_ex, when der is set */
     const unsigned char *sig;
     size_t siglen;
 };
@@ -44,12 +49,23 @@ void tindex_init(void);
 bool tindex_read(const char *file, unsigned char **bytes, size_t *len);
 /* The recorded content equal to these bytes, or NULL. */
 struct tcontent *tindex_find(const unsigned char *bytes, size_t len);
-/* Records the bytes of a first load (which OpenSSL does). Takes bytes. */
-void tindex_seen(unsigned char *bytes, size_t len);
+/* Records the bytes of a first load. Takes bytes; NULL when not kept. */
+struct tcontent *tindex_seen(unsigned char *bytes, size_t len);
 /* A later load of the content was done cleanly, returning count; inf is
  * what PEM_X509_INFO_read_bio_ex made of it: the content is indexed from
- * it, once. */
-void tindex_index(struct tcontent *c, int count, const STACK_OF(X509_INFO) *inf);
+ * it, once; true when this call indexed it. */
+bool tindex_index(struct tcontent *c, int count, const STACK_OF(X509_INFO) *inf);
+/* The name a content's record has in the store: "t-" and 16 hex digits. */
+void tindex_record_name(const unsigned char *bytes, size_t len, char out[19]);
+/* A content read from a record, whose bytes equal these: recorded (the
+ * table's own if another thread was first). NULL when not kept. */
+struct tcontent *tindex_adopt(struct tcontent *c);
+/* The entry's name, decoded now if need be (NULL when it cannot be). Under
+ * the lock of whoever brings entries in (demand_lock). */
+const X509_NAME *tindex_name(struct tentry *e);
+/* Whether entry e is filed under name; h: name's X509_NAME_hash_ex, or
+ * NULL. Under the lock of whoever brings entries in (demand_lock). */
+bool tindex_is(struct tentry *e, const X509_NAME *name, const unsigned long *h);
 /* Parses the content's entry i on its own, as the whole file parses it:
  * a new reference to its certificate or CRL, false on failure. */
 bool tindex_parse(const struct tcontent *c, size_t i, X509 **x, X509_CRL **crl);
