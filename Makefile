@@ -50,7 +50,8 @@ CMD_CFLAGS := -ffunction-sections -fdata-sections
 CMD_LDFLAGS += -Wl,--gc-sections -Wl,-z,noseparate-code
 TESTBIN := tests/bin/client tests/bin/pskserver tests/bin/fuzzstore tests/bin/delayrelay \
            tests/bin/lifecycle tests/bin/vhostserver tests/bin/vhostclient tests/bin/policyserver \
-           tests/bin/gnutlsclient tests/bin/dualclient tests/bin/verifyedge tests/bin/unit
+           tests/bin/gnutlsclient tests/bin/dualclient tests/bin/verifyedge tests/bin/unit \
+           tests/bin/trustload
 
 all: libresumeshim.so build/resumeshim scripts/resumeshim
 

@@ -232,6 +232,19 @@ static bool op_begin(struct op *op)
     return op->lfd >= 0;
 }
 
+/* Opens the store without its lock: for files replaced only by rename,
+ * which a reader finds whole, old or new. */
+static bool op_open(struct op *op)
+{
+    *op = (struct op){-1, -1, false};
+    if (dir == NULL || time(NULL) < __atomic_load_n(&busy_until, __ATOMIC_RELAXED))
+        return false;
+    pthread_mutex_lock(&op_lock);
+    op->held = true;
+    op->dfd = open_store();
+    return op->dfd >= 0;
+}
+
 static void op_end(struct op *op)
 {
     if (op->lfd >= 0)
@@ -803,6 +816,112 @@ bool store_rewrite(const char *name, size_t max, store_update update, void *arg)
             explicit_bzero(out, max);
         free(in);
         free(out);
+    }
+    op_end(&op);
+    errno = saved;
+    return ok;
+}
+
+/* The backends' own files beside the entries: "t-" and hex digits (an
+ * OpenSSL trust file's index, with the file's content). Bounded in size
+ * and number: the oldest go first. */
+#define SIDE_MAX (16u << 20)
+#define SIDE_KEPT 8
+
+static bool side_name(const char *name)
+{
+    size_t n = strlen(name);
+    return strncmp(name, "t-", 2) == 0 && n > 2 && n <= 2 + HEX_LEN && is_hex(name + 2, n - 2);
+}
+
+bool store_side_read(const char *name, char **buf, size_t *len)
+{
+    int saved = errno;
+    struct op op = {-1, -1, false};
+    bool ok = false;
+    if (side_name(name) && op_open(&op)) {
+        off_t size;
+        int fd = open_file(op.dfd, name, O_RDONLY, &size);
+        char *b = fd >= 0 && size > 0 && (uint64_t)size <= SIDE_MAX ? malloc((size_t)size) : NULL;
+        size_t got = 0;
+        while (b != NULL && got < (size_t)size) {
+            ssize_t n = read(fd, b + got, (size_t)size - got);
+            if (n <= 0)
+                break;
+            got += (size_t)n;
+        }
+        if (b != NULL && got == (size_t)size) {
+            *buf = b;
+            *len = got;
+            ok = true;
+        } else {
+            free(b);
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+    op_end(&op);
+    errno = saved;
+    return ok;
+}
+
+/* Under the lock: the oldest side files beyond SIDE_KEPT go. */
+static void prune_side(int dfd)
+{
+    DIR *d = listing(dfd);
+    if (d == NULL)
+        return;
+    for (;;) {
+        long count = 0;
+        char oldest[NAME_MAX + 1] = "";
+        struct timespec when = {0, 0};
+        struct dirent *e;
+        rewinddir(d);
+        while ((e = readdir(d)) != NULL) {
+            struct stat st;
+            if (!side_name(e->d_name) || fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+                continue;
+            count++;
+            if (oldest[0] == '\0' || st.st_mtim.tv_sec < when.tv_sec ||
+                (st.st_mtim.tv_sec == when.tv_sec && st.st_mtim.tv_nsec < when.tv_nsec)) {
+                when = st.st_mtim;
+                snprintf(oldest, sizeof oldest, "%s", e->d_name);
+            }
+        }
+        if (count <= SIDE_KEPT || unlinkat(dfd, oldest, 0) != 0)
+            break;
+    }
+    closedir(d);
+}
+
+bool store_side_write(const char *name, const char *buf, size_t len)
+{
+    int saved = errno;
+    struct op op = {-1, -1, false};
+    bool ok = false;
+    /* Without the lock: made under a name of this process's own, then
+     * renamed into place whole. */
+    char tmp[64];
+    snprintf(tmp, sizeof tmp, ".side.%ld", (long)getpid());
+    if (side_name(name) && len > 0 && len <= SIDE_MAX && op_open(&op)) {
+        int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+        int fd = openat(op.dfd, tmp, flags, 0600);
+        if (fd < 0 && errno == EEXIST && unlinkat(op.dfd, tmp, 0) == 0)
+            fd = openat(op.dfd, tmp, flags, 0600);
+        size_t done = 0;
+        while (fd >= 0 && done < len) {
+            ssize_t n = write(fd, buf + done, len - done);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                break;
+            done += (size_t)n;
+        }
+        ok = fd >= 0 && close(fd) == 0 && done == len && renameat(op.dfd, tmp, op.dfd, name) == 0;
+        if (!ok && fd >= 0)
+            unlinkat(op.dfd, tmp, 0);
+        if (ok)
+            prune_side(op.dfd);
     }
     op_end(&op);
     errno = saved;

@@ -41,6 +41,11 @@ void store_write(struct stored **list, unsigned n);
  * false to leave it as it is. Every copy is wiped after use. */
 typedef bool (*store_update)(const char *in, size_t len, char *out, size_t *out_len, void *arg);
 bool store_rewrite(const char *name, size_t max, store_update update, void *arg);
+/* A backend's own file beside the entries, named "t-" and hex digits (at
+ * most 16 MB; the store keeps the 8 newest): read whole (freed with
+ * free()), or written in one piece. */
+bool store_side_read(const char *name, char **buf, size_t *len);
+bool store_side_write(const char *name, const char *buf, size_t len);
 
 /* For the resumeshim command, given the store's absolute path, a directory
  * it judged the user's own store. store_list hands visit each readable

@@ -30,6 +30,7 @@
 #include "settings.h"
 #include "sigcache.h"
 #include "trust.h"
+#include "trustdemand.h"
 #include "util.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -215,21 +216,29 @@ EXPORT void SSL_CTX_set_cert_verify_callback(SSL_CTX *ctx, shim_cert_verify_cb c
 
 /* The trust store changing under a context invalidates its fingerprint;
  * certificates loaded lazily by verification inside a handshake do not.
+ * An object of a name that entries of a trust file wait for joins the
+ * store after them, as it would have after a full load (trustdemand.c);
+ * and again after, for a file deferred meanwhile by another thread.
  * These are libcrypto functions, called by programs that never load libssl
  * too: they neither start the shim nor need it started. */
-#define STORE_HOOK(name, type)                                                 \
+#define STORE_HOOK(name, type, lu, name_of)                                    \
     EXPORT int name(X509_STORE *store, type *x)                                \
     {                                                                          \
         REAL_OR(name, 0, (store, x));                                          \
+        const X509_NAME *nm_ = x != NULL && demand_on() ? R(name_of)(x) : NULL;  \
+        demand_need(store, lu, nm_);                                           \
         int r = ossl_##name(store, x);                                         \
+        demand_need(store, lu, nm_);                                           \
+        demand_added(store);                                                   \
         if (r == 1 && !in_handshake() && shim_started())                      \
             trust_changed(store);                                              \
         return r;                                                              \
     }
 
 /* CA directories (and URI stores) load lazily, so the store's objects do not
- * reveal them: the locations themselves join the fingerprint. A file loads
- * at once and shows in the objects. */
+ * reveal them: the locations themselves join the fingerprint. A file shows
+ * in the objects, or, taken on demand, in its content's fingerprint
+ * (trustdemand.h). */
 static void lookup_added(X509_LOOKUP *lu, int cmd, const char *argc, long argl, int r)
 {
     if (r != 1 || !shim_started() || (cmd != X509_L_ADD_DIR && cmd != X509_L_ADD_STORE))
@@ -273,8 +282,72 @@ EXPORT int X509_verify(X509 *a, EVP_PKEY *r)
     return ok;
 }
 
-STORE_HOOK(X509_STORE_add_cert, X509)
-STORE_HOOK(X509_STORE_add_crl, X509_CRL)
+STORE_HOOK(X509_STORE_add_cert, X509, X509_LU_X509, X509_get_subject_name)
+STORE_HOOK(X509_STORE_add_crl, X509_CRL, X509_LU_CRL, X509_CRL_get_issuer)
+
+/* Trust on demand (trustdemand.h): a CA file indexed before is not parsed
+ * at load, and every search of a store, and every handing out of its
+ * objects, first brings in what it may find. Debian's libcrypto calls each
+ * of these through its PLT (objdump -d): by_file_ctrl_ex the loader,
+ * X509_STORE_CTX_get1_issuer, _get1_certs, _get1_crls and
+ * _get_obj_by_subject the search, the search the lookups', by_store and
+ * X509_STORE_get1_all_certs the objects. */
+EXPORT int X509_load_cert_crl_file_ex(X509_LOOKUP *lu, const char *file, int type,
+                                      OSSL_LIB_CTX *libctx, const char *propq)
+{
+    REAL_OR(X509_load_cert_crl_file_ex, 0, (lu, file, type, libctx, propq));
+    int r;
+    if (shim_started() && demand_load_file(lu, file, type, libctx, propq, &r)) {
+        if (!in_handshake())
+            trust_changed(R(X509_LOOKUP_get_store)(lu));
+        return r;
+    }
+    return ossl_X509_load_cert_crl_file_ex(lu, file, type, libctx, propq);
+}
+
+EXPORT int X509_STORE_CTX_get_by_subject(const X509_STORE_CTX *vs, X509_LOOKUP_TYPE type,
+                                         const X509_NAME *name, X509_OBJECT *ret)
+{
+    REAL_OR(X509_STORE_CTX_get_by_subject, 0, (vs, type, name, ret));
+    if (vs != NULL && demand_on())
+        demand_need(R(X509_STORE_CTX_get0_store)(vs), type, name);
+    return ossl_X509_STORE_CTX_get_by_subject(vs, type, name, ret);
+}
+
+EXPORT int X509_LOOKUP_by_subject_ex(X509_LOOKUP *lu, X509_LOOKUP_TYPE type,
+                                     const X509_NAME *name, X509_OBJECT *ret,
+                                     OSSL_LIB_CTX *libctx, const char *propq)
+{
+    REAL_OR(X509_LOOKUP_by_subject_ex, 0, (lu, type, name, ret, libctx, propq));
+    if (lu != NULL && demand_on())
+        demand_need(R(X509_LOOKUP_get_store)(lu), type, name);
+    return ossl_X509_LOOKUP_by_subject_ex(lu, type, name, ret, libctx, propq);
+}
+
+EXPORT int X509_LOOKUP_by_subject(X509_LOOKUP *lu, X509_LOOKUP_TYPE type, const X509_NAME *name,
+                                  X509_OBJECT *ret)
+{
+    REAL_OR(X509_LOOKUP_by_subject, 0, (lu, type, name, ret));
+    if (lu != NULL && demand_on())
+        demand_need(R(X509_LOOKUP_get_store)(lu), type, name);
+    return ossl_X509_LOOKUP_by_subject(lu, type, name, ret);
+}
+
+EXPORT STACK_OF(X509_OBJECT) *X509_STORE_get0_objects(const X509_STORE *store)
+{
+    REAL_OR(X509_STORE_get0_objects, NULL, (store));
+    if (store != NULL && shim_started())
+        demand_handed((X509_STORE *)store, __builtin_return_address(0));
+    return ossl_X509_STORE_get0_objects(store);
+}
+
+EXPORT STACK_OF(X509) *X509_STORE_get1_all_certs(X509_STORE *store)
+{
+    REAL_OR(X509_STORE_get1_all_certs, NULL, (store));
+    if (store != NULL && demand_on())
+        demand_need_all(store, false);
+    return ossl_X509_STORE_get1_all_certs(store);
+}
 
 EXPORT int SSL_CTX_set_session_id_context(SSL_CTX *ctx, const unsigned char *sid,
                                           unsigned int len)

@@ -6,6 +6,7 @@
 #include "exdata.h"
 #include "fork.h"
 #include "trust.h"
+#include "trustdemand.h"
 
 static int store_index = -1;
 static pthread_mutex_t store_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -27,6 +28,7 @@ void trust_init(void)
     store_index = R(CRYPTO_get_ex_new_index)(CRYPTO_EX_INDEX_X509_STORE, 0, NULL, NULL, NULL,
                                              exdata_free);
     fork_guard(&store_lock);
+    demand_init();
 }
 
 struct sig {
@@ -48,6 +50,10 @@ static int cmp_sig(const void *a, const void *b)
  * bundle of 145 certificates is fingerprinted without re-encoding any. */
 static bool fingerprint_objects(X509_STORE *store, const struct algs *algs, unsigned char md[32])
 {
+    /* A store that holds one trust file's content on demand and nothing
+     * else: the same fingerprint, computed once for the content. */
+    if (demand_fingerprint(store, md))
+        return true;
     R(X509_STORE_lock)(store);
     const OPENSSL_STACK *objs = (const OPENSSL_STACK *)R(X509_STORE_get0_objects)(store);
     int n = objs != NULL ? R(OPENSSL_sk_num)(objs) : 0;
