@@ -601,7 +601,11 @@ static int one(const struct profile *p, SSL_CTX *ctx, int index)
             goto out;
     }
     ok = 1;
-    __atomic_store_n(&last_verify, SSL_get_verify_result(s), __ATOMIC_RELAXED);
+    if (verify_none) {
+        pthread_mutex_lock(&lock);
+        last_verify = SSL_get_verify_result(s);
+        pthread_mutex_unlock(&lock);
+    }
     if (SSL_session_reused(s))
         __atomic_fetch_add(&reused, 1, __ATOMIC_RELAXED);
     if (native) {
