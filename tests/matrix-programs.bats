@@ -297,6 +297,19 @@ per_process() {
     per_process nginx12 $((N - 1)) "$PY" "$P/py_urllib.py" localhost @PORT@ 1 "$CA"
 }
 
+@test "Tcl's http over the tls package (an SSL BIO's reads and writes only), one process per request, with the store" {
+    local v
+    for v in 13 12; do
+        per_process nginx$v $((N - 1)) tclsh "$P/fetch.tcl" localhost @PORT@ 1 "$CA"
+        # the program's own output, byte for byte
+        run tclsh "$P/fetch.tcl" localhost "$(srv_port nginx$v)" 3 "$CA"
+        local out0=$output
+        run env LD_PRELOAD="$PRELOAD" tclsh "$P/fetch.tcl" localhost "$(srv_port nginx$v)" 3 "$CA"
+        assert_success
+        assert_equal "$output" "$out0"
+    done
+}
+
 # same_output CMD...: CMD run without and with the shim prints the same,
 # exits the same (0), and the shim does not report (RESUMESHIM_STATS=1
 # would print a summary line on stderr had it been loaded).
