@@ -11,6 +11,41 @@
 #include "trust.h"
 #include "verdict.h"
 
+static void put_param(struct key *k, char tag, X509_VERIFY_PARAM *vp)
+{
+    key_put_num(k, tag, R(X509_VERIFY_PARAM_get_flags)(vp));
+    key_put_num(k, tag, R(X509_VERIFY_PARAM_get_hostflags)(vp));
+    key_put_num(k, tag, (uint64_t)(int64_t)R(X509_VERIFY_PARAM_get_depth)(vp));
+    key_put_num(k, tag, (uint64_t)(int64_t)R(X509_VERIFY_PARAM_get_auth_level)(vp));
+    const char *host;
+    for (int i = 0; (host = R(X509_VERIFY_PARAM_get0_host)(vp, i)) != NULL; i++)
+        key_put_str(k, tag, host);
+    key_put_str(k, tag, R(X509_VERIFY_PARAM_get0_email)(vp));
+    char *ip = R(X509_VERIFY_PARAM_get1_ip_asc)(vp);
+    key_put_str(k, tag, ip);
+    R(CRYPTO_free)(ip, __FILE__, __LINE__);
+    if (R(X509_VERIFY_PARAM_get_flags)(vp) & X509_V_FLAG_USE_CHECK_TIME)
+        key_put_num(k, tag, (uint64_t)(int64_t)R(X509_VERIFY_PARAM_get_time)(vp));
+}
+
+/* A store whose verification runs code of the program's own (any of the
+ * functions X509_STORE_set_* puts in place of libcrypto's: revocation,
+ * issuer lookup, CRL checks, policy, a verify callback): what it decides
+ * by cannot be fingerprinted. */
+static bool store_runs_code(X509_STORE *store)
+{
+    return store != NULL &&
+           (R(X509_STORE_get_verify_cb)(store) != NULL || R(X509_STORE_get_verify)(store) != NULL ||
+            R(X509_STORE_get_get_issuer)(store) != NULL ||
+            R(X509_STORE_get_check_issued)(store) != NULL ||
+            R(X509_STORE_get_check_revocation)(store) != NULL ||
+            R(X509_STORE_get_get_crl)(store) != NULL || R(X509_STORE_get_check_crl)(store) != NULL ||
+            R(X509_STORE_get_cert_crl)(store) != NULL ||
+            R(X509_STORE_get_check_policy)(store) != NULL ||
+            R(X509_STORE_get_lookup_certs)(store) != NULL ||
+            R(X509_STORE_get_lookup_crls)(store) != NULL);
+}
+
 static void put_store(struct key *k, char tag, X509_STORE *store, const struct algs *algs)
 {
     unsigned char md[64];
@@ -23,31 +58,17 @@ static void put_store(struct key *k, char tag, X509_STORE *store, const struct a
     if (store == NULL)
         return;
     /* The store's own parameters join every verification it makes. */
-    X509_VERIFY_PARAM *vp = R(X509_STORE_get0_param)(store);
-    key_put_num(k, tag, R(X509_VERIFY_PARAM_get_flags)(vp));
-    key_put_num(k, tag, (uint64_t)(int64_t)R(X509_VERIFY_PARAM_get_depth)(vp));
-    key_put_num(k, tag, R(X509_VERIFY_PARAM_get_hostflags)(vp));
+    put_param(k, tag, R(X509_STORE_get0_param)(store));
     if (R(X509_STORE_get_verify_cb)(store) != NULL || R(X509_STORE_get_verify)(store) != NULL)
         key_fail(k);
 }
 
 static void put_verify_param(struct key *k, SSL *s)
 {
-    X509_VERIFY_PARAM *vp = R(SSL_get0_param)(s);
-    key_put_num(k, 'f', R(X509_VERIFY_PARAM_get_flags)(vp));
-    key_put_num(k, 'F', R(X509_VERIFY_PARAM_get_hostflags)(vp));
-    key_put_num(k, 'd', (uint64_t)(int64_t)R(X509_VERIFY_PARAM_get_depth)(vp));
-    key_put_num(k, 'l', (uint64_t)(int64_t)R(X509_VERIFY_PARAM_get_auth_level)(vp));
+    put_param(k, 'p', R(SSL_get0_param)(s));
     /* OpenSSL verifies at the connection's security level when the
      * parameters name none. */
     key_put_num(k, 'L', (uint64_t)(int64_t)R(SSL_get_security_level)(s));
-    const char *host;
-    for (int i = 0; (host = R(X509_VERIFY_PARAM_get0_host)(vp, i)) != NULL; i++)
-        key_put_str(k, 'h', host);
-    key_put_str(k, 'e', R(X509_VERIFY_PARAM_get0_email)(vp));
-    char *ip = R(X509_VERIFY_PARAM_get1_ip_asc)(vp);
-    key_put_str(k, 'i', ip);
-    R(CRYPTO_free)(ip, __FILE__, __LINE__);
 }
 
 static void put_ciphers(struct key *k, SSL *s)
@@ -229,7 +250,12 @@ bool verdict_server_conf(SSL *s, const struct recorded *conn, const struct ctx_p
      * longer share them (tests/policyserver.c --switch name). A ClientHello
      * callback runs before the ticket is decrypted: the context it leaves
      * the connection on judges the ticket's client then (server.c). */
-    bool by_name = ctx_rec != NULL && ctx_rec->name_cb;
+    /* A certificate callback runs in a full handshake only, and may
+     * change the connection's client verification in ways no getter shows
+     * (SSL_set_verify with a callback, a verify store, a host to check):
+     * its context's tickets are its own too. */
+    bool by_name = ctx_rec != NULL &&
+                   (ctx_rec->name_cb || ctx_rec->identity_cb || (conn != NULL && conn->identity_cb));
     if (by_name)
         key_put(&k, 'I', ctx_rec->identity, sizeof ctx_rec->identity);
     if (mode & SSL_VERIFY_PEER) {
@@ -250,7 +276,8 @@ bool verdict_server_conf(SSL *s, const struct recorded *conn, const struct ctx_p
          * app data (tests/policyserver.c). Its context's tickets are its
          * own (struct recorded). */
         if (R(SSL_get_verify_callback)(s) != NULL ||
-            (ctx_rec != NULL && ctx_rec->cert_verify_cb != NULL)) {
+            (ctx_rec != NULL && ctx_rec->cert_verify_cb != NULL) ||
+            store_runs_code(R(SSL_CTX_get_cert_store)(ctx)) || store_runs_code(own)) {
             if (ctx_rec == NULL)
                 return false;
             if (!by_name)
