@@ -11,6 +11,13 @@
  *            context's app data
  *   verify   a verify callback (SSL_CTX_set_verify) that reads the
  *            context's app data
+ *   narrow   a certificate callback (SSL_CTX_set_cert_cb, run in full
+ *            handshakes only) that gives the strict listener's connections
+ *            that verify callback, leaving context and verify mode as they
+ *            are
+ *   revoke   the strict context's trust store checks revocation with a
+ *            function of its own (X509_STORE_set_check_revocation) that
+ *            revokes every client but admin
  * Or (--switch name|hello|cert) the policies live in host contexts: each
  * listener's starting context asks for no certificate and has the same
  * name callback (name), ClientHello callback (hello) or certificate
@@ -133,6 +140,22 @@ static int verify_appdata(int ok, X509_STORE_CTX *store)
     return admits(policy_of(store), X509_STORE_CTX_get_current_cert(store));
 }
 
+static int narrow_cb(SSL *s, void *arg)
+{
+    (void)arg;
+    if (*(const int *)SSL_CTX_get_app_data(SSL_get_SSL_CTX(s)) == STRICT)
+        SSL_set_verify(s, SSL_get_verify_mode(s), verify_appdata);
+    return 1;
+}
+
+static int revoke_guests(X509_STORE_CTX *store)
+{
+    if (admits(STRICT, X509_STORE_CTX_get0_cert(store)))
+        return 1;
+    X509_STORE_CTX_set_error(store, X509_V_ERR_CERT_REVOKED);
+    return 0;
+}
+
 static SSL_CTX *make_ctx(const char *cert, const char *key, const char *ca, int version,
                          const char *where, const int *policy)
 {
@@ -160,6 +183,13 @@ static SSL_CTX *make_ctx(const char *cert, const char *key, const char *ca, int 
         SSL_CTX_set_verify(ctx, mode, NULL);
     } else if (!strcmp(where, "verify")) {
         SSL_CTX_set_verify(ctx, mode, verify_appdata);
+    } else if (!strcmp(where, "narrow")) {
+        SSL_CTX_set_verify(ctx, mode, NULL);
+        SSL_CTX_set_cert_cb(ctx, narrow_cb, NULL);
+    } else if (!strcmp(where, "revoke")) {
+        SSL_CTX_set_verify(ctx, mode, NULL);
+        if (*policy == STRICT)
+            X509_STORE_set_check_revocation(SSL_CTX_get_cert_store(ctx), revoke_guests);
     } else {
         SSL_CTX_set_verify(ctx, mode, NULL);
         if (!strcmp(where, "arg"))
@@ -222,10 +252,11 @@ int main(int argc, char **argv)
         else break;
     }
     if (!cert || !key || !ca || !port_file || !log_file ||
-        (strcmp(where, "arg") && strcmp(where, "appdata") && strcmp(where, "verify")) ||
+        (strcmp(where, "arg") && strcmp(where, "appdata") && strcmp(where, "verify") &&
+         strcmp(where, "narrow") && strcmp(where, "revoke")) ||
         (sw != NULL && ((strcmp(sw, "name") && strcmp(sw, "hello") && strcmp(sw, "cert")) || ca2 == NULL))) {
         fprintf(stderr, "usage: policyserver --cert F --key F --ca F --port-file F --log F\n"
-                        "  [--policy arg|appdata|verify] [--tls12|--tls13]\n"
+                        "  [--policy arg|appdata|verify|narrow|revoke] [--tls12|--tls13]\n"
                         "  [--switch name|hello|cert --ca2 F [--shared]]\n");
         return 2;
     }

@@ -545,7 +545,7 @@ guests_let_in() { grep -c "port=${PORTS[1]} status=ok .*cn=guest" "$SLOG" || tru
     client_cert guest
     client_cert admin
     local where v
-    for where in arg appdata verify; do
+    for where in arg appdata verify narrow revoke; do
         for v in --tls13 --tls12; do
             start_policy RESUMESHIM_SERVER=1 -- --policy "$where" "$v"
             # a full handshake: the strict listener refuses the guest
