@@ -270,6 +270,14 @@ static void offer(struct gconn *c)
     LOG(LOG_DEBUG, "offered a TLS %s session (GnuTLS)", p.ops->is_tls13(p.sess) ? "1.3" : "1.2");
 }
 
+static bool sees_server_auth(unsigned htype)
+{
+    return htype == GNUTLS_HANDSHAKE_ANY || htype == GNUTLS_HANDSHAKE_CERTIFICATE_PKT ||
+           htype == GNUTLS_HANDSHAKE_CERTIFICATE_VERIFY ||
+           htype == GNUTLS_HANDSHAKE_CERTIFICATE_STATUS ||
+           htype == GNUTLS_HANDSHAKE_SERVER_KEY_EXCHANGE;
+}
+
 bool gconn_begin(gnutls_session_t s, int *held)
 {
     struct gconn *c = get(s);
@@ -288,6 +296,13 @@ bool gconn_begin(gnutls_session_t s, int *held)
     c->gen = pool_generation();
     stat_add(ST_HANDSHAKES);
     gverdict_key(s, &c->set, store_on(), &c->key, &c->id);
+    /* A hook of the program's on a message that carries the server's
+     * authentication is a check a resumed handshake never runs (it sends
+     * no such message), and no judgment can run it again. */
+    if (c->app_hook != NULL && sees_server_auth(c->app_htype)) {
+        LOG(LOG_DEBUG, "no resumption: a handshake hook on the server's authentication");
+        key_fail(&c->key);
+    }
     /* A session the program set itself (libcurl's cache) is its own. */
     if (!c->app_data && c->key.len != 0)
         offer(c);
@@ -386,8 +401,12 @@ static int refuse(struct gconn *c, int err)
 static int judge(struct gconn *c)
 {
     int v = gjudge(c->s, &c->set);
-    if (v == GNUTLS_E_AGAIN || v == GNUTLS_E_INTERRUPTED)
+    /* Asked to be called again: no data moves meanwhile (gconn_io_before),
+     * as GnuTLS moves none inside a handshake. */
+    if (v == GNUTLS_E_AGAIN || v == GNUTLS_E_INTERRUPTED) {
+        watch(c);
         return v;
+    }
     if (v < 0)
         return refuse(c, v);
     passed(c);
@@ -593,7 +612,10 @@ void gconn_verify_function(gnutls_session_t s, gnutls_certificate_verify_functio
 int gconn_io_before(gnutls_session_t s)
 {
     struct gconn *c = get(s);
-    return c != NULL && c->failed != 0 ? GNUTLS_E_UNAVAILABLE_DURING_HANDSHAKE : 0;
+    /* Refused, or its judgment still to come. */
+    return c != NULL && (c->failed != 0 || (c->ended && !c->done))
+               ? GNUTLS_E_UNAVAILABLE_DURING_HANDSHAKE
+               : 0;
 }
 
 /* After one: data moved (ret > 0), and what the connection earned may be

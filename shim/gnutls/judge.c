@@ -50,8 +50,12 @@ int gjudge(gnutls_session_t s, const struct gsettings *set)
     /* "if (cred != NULL && (cred->verify_callback != NULL ||
      * session->internals.verify_callback != NULL) && (entity == CLIENT
      * ...))": the session's function first, else the credentials'. */
+    /* In a full handshake a server's certificate without certificate
+     * credentials to judge it by fails before this point
+     * (GNUTLS_E_INSUFFICIENT_CREDENTIALS); the program may have removed
+     * them after the handshake started. */
     if (cred == NULL)
-        return 0;
+        return GNUTLS_E_INSUFFICIENT_CREDENTIALS;
     int ret;
     if (set->verify_fn != NULL) {
         ret = set->verify_fn(s);

@@ -1,12 +1,18 @@
 /* Priority caches' strings (prio.h). */
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <uthash.h>
 
 #include "fork.h"
 #include "prio.h"
+#include "real.h"
 
 struct prio_state {
     UT_hash_handle hh;
@@ -61,4 +67,55 @@ char *prio_text(const void *prio)
         copy = strdup(p->text);
     pthread_mutex_unlock(&lock);
     return copy;
+}
+
+/* The system configuration: a digest of its bytes, taken again whenever
+ * the file's identity or times change (GnuTLS reloads it then too). */
+static struct {
+    bool valid;
+    struct stat st;
+    unsigned char md[32];
+} sys_cache;
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+           a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+bool prio_system(unsigned char out[32])
+{
+    const char *path = secure_getenv("GNUTLS_SYSTEM_PRIORITY_FILE");
+    if (path == NULL)
+        path = "/etc/gnutls/config";
+    int saved = errno;
+    struct stat st;
+    bool ok = true;
+    pthread_mutex_lock(&lock);
+    if (stat(path, &st) != 0) {
+        /* No file: what GnuTLS applies is its built-in defaults. */
+        ok = errno == ENOENT || errno == ENOTDIR;
+        memset(out, 0, 32);
+    } else if (sys_cache.valid && same_file(&st, &sys_cache.st)) {
+        memcpy(out, sys_cache.md, 32);
+    } else {
+        sys_cache.valid = false;
+        char *buf = st.st_size >= 0 && st.st_size <= (1 << 20) ? malloc((size_t)st.st_size + 1) : NULL;
+        int fd = buf != NULL ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+        ssize_t got = fd >= 0 ? read(fd, buf, (size_t)st.st_size + 1) : -1;
+        gnutls_datum_t d = {(unsigned char *)buf, got > 0 ? (unsigned)got : 0};
+        ok = got == st.st_size && G(gnutls_hash_fast)(GNUTLS_DIG_SHA256, d.data, d.size, out) == 0;
+        if (ok) {
+            sys_cache.valid = true;
+            sys_cache.st = st;
+            memcpy(sys_cache.md, out, 32);
+        }
+        if (fd >= 0)
+            close(fd);
+        free(buf);
+    }
+    pthread_mutex_unlock(&lock);
+    errno = saved;
+    return ok;
 }

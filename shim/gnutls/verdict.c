@@ -32,6 +32,7 @@
 #include "log.h"
 #include "psk.h"
 #include "session.h"
+#include "prio.h"
 #include "verdict.h"
 
 /* The typed data of set_verify_cert2, as GnuTLS reads it: a name, an
@@ -120,6 +121,20 @@ void gverdict_key(gnutls_session_t s, const struct gsettings *set, bool listed, 
     if (k->len == 0)
         LOG(LOG_DEBUG, "no resumption: neither a server name nor a socket to tell the server by");
     key_put_num(k, 'i', set->flags);
+    /* Early data would leave before any judgment (GnuTLS sends it with the
+     * first flight, under the offered session's keys), and the shim never
+     * sends early data. */
+    if (set->flags & GNUTLS_ENABLE_EARLY_DATA) {
+        LOG(LOG_DEBUG, "no resumption: the program enables early data");
+        key_fail(k);
+    }
+    /* The system configuration GnuTLS merges into every priority string
+     * (lib/priority.c reads it again when it changes). */
+    unsigned char sys[32];
+    if (prio_system(sys))
+        key_put(k, 'Y', sys, sizeof sys);
+    else
+        key_fail(k);
     if (set->prio == NULL) {
         LOG(LOG_DEBUG, "no resumption: priorities the shim cannot name");
         key_fail(k);
