@@ -899,3 +899,40 @@ later() {
     start_psk --lifetime 86400 --staple "$BATS_FILE_TMPDIR/staple.der"
     later --cafile "$CA"
 }
+
+@test "a handshake hook on the server's certificate is a check no resumption runs: no session is offered to it" {
+    local d="$BATS_TEST_TMPDIR/other" v
+    mkdir -p "$d"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+        -subj /CN=other -keyout "$d/other.key" -out "$d/other.pem" 2> /dev/null
+    for v in 1.3 1.2; do
+        start_psk
+        rm -rf "$STORE"
+        run gc_stored --connect "127.0.0.1:$PORT" --tls "$v" --cafile "$CA" --count 2
+        assert_success
+        # The hook pins another certificate: it refuses every handshake,
+        # without the shim and with it, and is offered nothing.
+        same_verdicts gc gc_stored --connect "127.0.0.1:$PORT" --tls "$v" --cafile "$CA" \
+            --hook-pin "$d/other.pem" --count 1
+        assert_line --partial "exit=1"
+        assert_equal "$(offered_by 4)" "-"
+        # Pinning the server's own certificate works, and is offered nothing.
+        run gc_stored --connect "127.0.0.1:$PORT" --tls "$v" --cafile "$CA" --hook-pin "$CERT" \
+            --count 2
+        assert_success
+        assert_equal "$(offered_by 5)" "-"
+    done
+}
+
+@test "a session that enables early data is never offered one (it would leave before the judgment)" {
+    local v
+    for v in 1.3 1.2; do
+        start_psk
+        rm -rf "$STORE"
+        run gc_stored --connect "127.0.0.1:$PORT" --tls "$v" --cafile "$CA" --count 2
+        assert_success
+        run gc_stored --connect "127.0.0.1:$PORT" --tls "$v" --cafile "$CA" --early-data --count 2
+        assert_success
+        assert_equal "$(offered_by 3) $(offered_by 4)" "- -"
+    done
+}

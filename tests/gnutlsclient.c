@@ -53,6 +53,10 @@
  *                     read) and set it on the next connection
  *                     (gnutls_session_set_data), as libcurl does within a
  *                     process
+ *   --early-data      gnutls_init with GNUTLS_ENABLE_EARLY_DATA (none is sent)
+ *   --hook-pin F      a handshake hook on the server's Certificate message
+ *                     that refuses the handshake unless the server's
+ *                     certificate is the one in PEM file F
  *   --no-tickets      gnutls_init with GNUTLS_NO_TICKETS, as libcurl-gnutls
  *                     7.88 does
  *   --fresh-cred      new credentials for every connection (default: one
@@ -93,7 +97,19 @@ static int n_client_certs;
 #define MAX_STEPS 8
 static const char *steps[MAX_LIST][MAX_STEPS];
 static int n_steps[MAX_LIST], n_configs = 1;
-static int count = 1, threads = 1, keep, no_tickets, fresh_cred, nodelay, errors;
+static int count = 1, threads = 1, keep, no_tickets, fresh_cred, nodelay, errors, early_data;
+static gnutls_datum_t hook_pin;
+
+/* --hook-pin: the pinned certificate must be in the Certificate message,
+ * as received. */
+static int pin_hook(gnutls_session_t s, unsigned htype, unsigned when, unsigned incoming,
+                    const gnutls_datum_t *msg)
+{
+    (void)s, (void)htype, (void)when, (void)incoming;
+    return msg != NULL && memmem(msg->data, msg->size, hook_pin.data, hook_pin.size) != NULL
+               ? 0
+               : GNUTLS_E_CERTIFICATE_ERROR;
+}
 static gnutls_datum_t pin;
 static gnutls_certificate_credentials_t shared_cred[MAX_LIST];
 
@@ -323,7 +339,8 @@ static int one(int i)
         error = "credentials";
         goto out;
     }
-    if ((r = gnutls_init(&s, GNUTLS_CLIENT | (no_tickets ? GNUTLS_NO_TICKETS : 0))) < 0) {
+    if ((r = gnutls_init(&s, GNUTLS_CLIENT | (no_tickets ? GNUTLS_NO_TICKETS : 0) |
+                                 (early_data ? GNUTLS_ENABLE_EARLY_DATA : 0))) < 0) {
         error = gnutls_strerror_name(r);
         s = NULL;
         goto out;
@@ -360,6 +377,9 @@ static int one(int i)
     } else if (!strcmp(verify, "sessioncb")) {
         gnutls_session_set_verify_function(s, verify_cb);
     }
+    if (hook_pin.data != NULL)
+        gnutls_handshake_set_hook_function(s, GNUTLS_HANDSHAKE_CERTIFICATE_PKT, GNUTLS_HOOK_POST,
+                                           pin_hook);
     if (keep) {
         pthread_mutex_lock(&lock);
         if (kept.data != NULL)
@@ -488,6 +508,16 @@ int main(int argc, char **argv)
         }
         else if (!strcmp(a, "--keep")) keep = 1;
         else if (!strcmp(a, "--no-tickets")) no_tickets = 1;
+        else if (!strcmp(a, "--early-data")) early_data = 1;
+        else if (!strcmp(a, "--hook-pin") && i + 1 < argc) {
+            gnutls_datum_t pem;
+            if (gnutls_load_file(argv[++i], &pem) < 0 ||
+                gnutls_pem_base64_decode2("CERTIFICATE", &pem, &hook_pin) < 0) {
+                fprintf(stderr, "gnutlsclient: cannot read %s\n", argv[i]);
+                return 2;
+            }
+            gnutls_free(pem.data);
+        }
         else if (!strcmp(a, "--fresh-cred")) fresh_cred = 1;
         else if (!strcmp(a, "--nodelay")) nodelay = 1;
         else if (!strcmp(a, "--errors")) errors = 1;
