@@ -466,13 +466,14 @@ static bool name_entry(int dfd, const struct key *k, struct stored *st)
     return name_with(k, st);
 }
 
-/* Makes room for one more server: drops the least recently used entries
- * beyond the limit. Runs only when an entry is created. */
-static void evict(int dfd)
+/* Drops the least recently changed files whose names are counted, oldest first,
+ * while more than keep are left; returns how many went. */
+static long drop_oldest(int dfd, bool (*counted)(const char *name), long keep)
 {
     DIR *d = listing(dfd);
+    long dropped = 0;
     if (d == NULL)
-        return;
+        return 0;
     for (;;) {
         long count = 0;
         char oldest[NAME_MAX + 1] = "";
@@ -481,8 +482,7 @@ static void evict(int dfd)
         rewinddir(d);
         while ((e = readdir(d)) != NULL) {
             struct stat st;
-            if (!entry_name(e->d_name) ||
-                fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            if (!counted(e->d_name) || fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
                 continue;
             count++;
             if (oldest[0] == '\0' || st.st_mtim.tv_sec < when.tv_sec ||
@@ -491,11 +491,20 @@ static void evict(int dfd)
                 snprintf(oldest, sizeof oldest, "%s", e->d_name);
             }
         }
-        if (count < max_hosts || unlinkat(dfd, oldest, 0) != 0)
+        if (count <= keep || unlinkat(dfd, oldest, 0) != 0)
             break;
-        stat_add(ST_EVICTED);
+        dropped++;
     }
     closedir(d);
+    return dropped;
+}
+
+/* Makes room for one more server: drops the least recently used entries
+ * beyond the limit. Runs only when an entry is created. */
+static void evict(int dfd)
+{
+    for (long n = drop_oldest(dfd, entry_name, max_hosts - 1); n > 0; n--)
+        stat_add(ST_EVICTED);
 }
 
 static bool alive(const struct record *r, time_t now)
@@ -868,30 +877,7 @@ bool store_side_read(const char *name, char **buf, size_t *len)
 /* Under the lock: the oldest side files beyond SIDE_KEPT go. */
 static void prune_side(int dfd)
 {
-    DIR *d = listing(dfd);
-    if (d == NULL)
-        return;
-    for (;;) {
-        long count = 0;
-        char oldest[NAME_MAX + 1] = "";
-        struct timespec when = {0, 0};
-        struct dirent *e;
-        rewinddir(d);
-        while ((e = readdir(d)) != NULL) {
-            struct stat st;
-            if (!side_name(e->d_name) || fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-                continue;
-            count++;
-            if (oldest[0] == '\0' || st.st_mtim.tv_sec < when.tv_sec ||
-                (st.st_mtim.tv_sec == when.tv_sec && st.st_mtim.tv_nsec < when.tv_nsec)) {
-                when = st.st_mtim;
-                snprintf(oldest, sizeof oldest, "%s", e->d_name);
-            }
-        }
-        if (count <= SIDE_KEPT || unlinkat(dfd, oldest, 0) != 0)
-            break;
-    }
-    closedir(d);
+    drop_oldest(dfd, side_name, SIDE_KEPT);
 }
 
 bool store_side_write(const char *name, const char *buf, size_t len)
