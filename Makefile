@@ -170,10 +170,10 @@ tests/bin/fuzzstore: tests/fuzzstore.c shim/core/record.c shim/core/util.c shim/
 # under the sanitizers. It links no TLS library and sees no backend header,
 # so it also proves the core stands without OpenSSL.
 UNIT_SRCS := $(wildcard tests/unit/*.c)
-tests/bin/unit: $(UNIT_SRCS) $(wildcard tests/unit/*.h) $(CORE_SRCS) \
+tests/bin/unit: $(UNIT_SRCS) $(wildcard tests/unit/*.h) $(CORE_SRCS) cmd/sha256.c cmd/sha256.h \
                 $(wildcard include/*.h shim/core/*.h) | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -Iinclude -Ishim/core \
-	    -Itests/unit $(SAN) -o $@ $(UNIT_SRCS) $(CORE_SRCS) -lpthread
+	    -Itests/unit -Icmd $(SAN) -o $@ $(UNIT_SRCS) $(CORE_SRCS) cmd/sha256.c -lpthread
 
 unit: tests/bin/unit
 	tests/bin/unit

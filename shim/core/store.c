@@ -219,19 +219,6 @@ struct op {
     bool held; /* op_lock */
 };
 
-/* Opens the store and takes its lock; op_end must follow either way. */
-static bool op_begin(struct op *op)
-{
-    *op = (struct op){-1, -1, false};
-    if (dir == NULL || time(NULL) < __atomic_load_n(&busy_until, __ATOMIC_RELAXED))
-        return false;
-    pthread_mutex_lock(&op_lock);
-    op->held = true;
-    op->dfd = open_store();
-    op->lfd = op->dfd >= 0 ? lock_store(op->dfd, LOCK_WAIT_US) : -1;
-    return op->lfd >= 0;
-}
-
 /* Opens the store without its lock: for files replaced only by rename,
  * which a reader finds whole, old or new. */
 static bool op_open(struct op *op)
@@ -243,6 +230,15 @@ static bool op_open(struct op *op)
     op->held = true;
     op->dfd = open_store();
     return op->dfd >= 0;
+}
+
+/* Opens the store and takes its lock; op_end must follow either way. */
+static bool op_begin(struct op *op)
+{
+    if (!op_open(op))
+        return false;
+    op->lfd = lock_store(op->dfd, LOCK_WAIT_US);
+    return op->lfd >= 0;
 }
 
 static void op_end(struct op *op)
