@@ -398,8 +398,8 @@ static void judge_staple(struct conn *c, SSL *s)
 static void judge(struct conn *c, SSL *s)
 {
     STACK_OF(X509) *built = NULL;
-    enum verdict v =
-        judge_resumed(s, ctx_recorded(R(SSL_get_SSL_CTX)(s)), chain_certs(&c->chain), &built);
+    struct ctx_parts parts = ctx_parts(R(SSL_get_SSL_CTX)(s));
+    enum verdict v = judge_resumed(s, &parts, chain_certs(&c->chain), &built);
     if (built != NULL)
         set_verified_chain(c, built);
     c->pending = v == VERDICT_PENDING;

@@ -28,7 +28,7 @@
 #include "session.h"
 #include "util.h"
 
-static enum verdict judge_chain(SSL *s, const struct recorded *ctx_rec, STACK_OF(X509) *chain,
+static enum verdict judge_chain(SSL *s, const struct ctx_parts *parts, STACK_OF(X509) *chain,
                                 STACK_OF(X509) **verified);
 
 /* The connection this thread is judging, and whether its verify callback
@@ -44,7 +44,7 @@ void judge_retry_asked(const SSL *s)
 
 /* ssl_verify_cert_chain's set-up and verification. Returns what it
  * returns (> 0 verified), with the verify error in *err. */
-static int verify(SSL *s, const struct recorded *ctx_rec, X509 *leaf, STACK_OF(X509) *chain,
+static int verify(SSL *s, const struct ctx_parts *parts, X509 *leaf, STACK_OF(X509) *chain,
                   long *err, STACK_OF(X509) **verified)
 {
     *err = X509_V_ERR_UNSPECIFIED;
@@ -52,7 +52,8 @@ static int verify(SSL *s, const struct recorded *ctx_rec, X509 *leaf, STACK_OF(X
     R(SSL_ctrl)(s, SSL_CTRL_GET_VERIFY_CERT_STORE, 0, &store);
     if (store == NULL)
         store = R(SSL_CTX_get_cert_store)(R(SSL_get_SSL_CTX)(s));
-    const struct algs *algs = ctx_algs(R(SSL_get_SSL_CTX)(s));
+    const struct recorded *ctx_rec = parts->rec;
+    const struct algs *algs = parts->algs;
     X509_STORE_CTX *xs = algs != NULL ? R(X509_STORE_CTX_new_ex)(algs->libctx, algs->propq) : NULL;
     if (xs == NULL)
         return 0;
@@ -99,10 +100,10 @@ static int verify(SSL *s, const struct recorded *ctx_rec, X509 *leaf, STACK_OF(X
     return ok;
 }
 
-enum verdict judge_resumed(SSL *s, const struct recorded *ctx_rec, STACK_OF(X509) *chain,
+enum verdict judge_resumed(SSL *s, const struct ctx_parts *parts, STACK_OF(X509) *chain,
                            STACK_OF(X509) **verified)
 {
-    const struct algs *algs = ctx_algs(R(SSL_get_SSL_CTX)(s));
+    const struct algs *algs = parts->algs;
     /* X509_verify checks a certificate in the library context it was made
      * in (x_all.c), and a chain from the store was decoded in the default
      * one: a connection in a library context of its own judges a copy made
@@ -113,13 +114,13 @@ enum verdict judge_resumed(SSL *s, const struct recorded *ctx_rec, STACK_OF(X509
         R(SSL_set_verify_result)(s, X509_V_ERR_OUT_OF_MEM);
         return R(SSL_get_verify_mode)(s) != SSL_VERIFY_NONE ? VERDICT_REFUSED : VERDICT_PASSED;
     }
-    enum verdict v = judge_chain(s, ctx_rec, own != NULL ? own : chain, verified);
+    enum verdict v = judge_chain(s, parts, own != NULL ? own : chain, verified);
     if (own != NULL)
         R(OPENSSL_sk_pop_free)((OPENSSL_STACK *)own, (OPENSSL_sk_freefunc)R(X509_free));
     return v;
 }
 
-static enum verdict judge_chain(SSL *s, const struct recorded *ctx_rec, STACK_OF(X509) *chain,
+static enum verdict judge_chain(SSL *s, const struct ctx_parts *parts, STACK_OF(X509) *chain,
                                 STACK_OF(X509) **verified)
 {
     OPENSSL_STACK *sk = (OPENSSL_STACK *)chain;
@@ -134,7 +135,7 @@ static enum verdict judge_chain(SSL *s, const struct recorded *ctx_rec, STACK_OF
      * a handshake the application started with nothing on it). */
     R(ERR_set_mark)();
     long err;
-    int ok = verify(s, ctx_rec, leaf, chain, &err, verified);
+    int ok = verify(s, parts, leaf, chain, &err, verified);
     /* tls_post_process_server_certificate: a callback that asked to
      * suspend the handshake, and did not refuse, is asked again later. */
     if (ok > 0 && retry_asked) {

@@ -5,7 +5,7 @@
 #define RESUMESHIM_JUDGE_H
 
 #include "real.h"
-#include "settings.h"
+#include "ctx.h"
 
 /* After a resumed handshake, under the connection's configuration as it
  * is now: the connection's verify result becomes the verification's, as
@@ -15,7 +15,7 @@
  * VERDICT_UNJUDGED: an input the judge cannot see appeared after the
  * offer, and the connection must not go on as if judged. */
 enum verdict { VERDICT_PASSED, VERDICT_REFUSED, VERDICT_UNJUDGED, VERDICT_PENDING };
-enum verdict judge_resumed(SSL *s, const struct recorded *ctx_rec, STACK_OF(X509) *chain,
+enum verdict judge_resumed(SSL *s, const struct ctx_parts *parts, STACK_OF(X509) *chain,
                            STACK_OF(X509) **verified);
 /* SSL_set_retry_verify was called on s: inside a judgment, a verify
  * callback suspends it (VERDICT_PENDING), as it would a full handshake. */
