@@ -9,6 +9,22 @@
 static uint64_t disowned[DISOWNED];
 static unsigned disowned_next;
 
+static uint64_t spent[DISOWNED];
+static unsigned spent_next;
+
+bool owned_is_spent(uint64_t d)
+{
+    for (unsigned i = 0; i < DISOWNED; i++)
+        if (spent[i] == d)
+            return true;
+    return false;
+}
+
+void owned_spend(uint64_t digest)
+{
+    spent[spent_next++ % DISOWNED] = digest;
+}
+
 #define RESERVED POOL_MAX
 static struct reserved {
     uint64_t digest;

@@ -15,6 +15,10 @@ struct stored;
 
 bool owned_is_disowned(uint64_t digest);
 void owned_disown(uint64_t digest);
+/* The tickets this process has offered (as digests, in a ring of their
+ * own): one the application then offers itself would be offered twice. */
+bool owned_is_spent(uint64_t digest);
+void owned_spend(uint64_t digest);
 /* Reserves a ticket's encoding (the room owns it from now on); the oldest
  * reservation goes when there is no room. */
 void owned_reserve(uint64_t digest, struct stored *st);

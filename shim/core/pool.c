@@ -225,6 +225,7 @@ void pool_take(const struct key *k, time_t now, struct pooled *out)
         if (usable(&s.p, now)) {
             *out = s.p;
             free(s.st);
+            owned_spend(s.p.ops->ticket_digest(s.p.sess));
             break;
         }
         drop(&d, s, ST_EXPIRED);
@@ -248,6 +249,12 @@ void pool_take(const struct key *k, time_t now, struct pooled *out)
         return;
     store_take(k, now, &t12);
     if (t12.sess == NULL || t12.ops->is_tls13(t12.sess)) {
+        if (t12.sess != NULL) {
+            uint64_t digest = t12.ops->ticket_digest(t12.sess);
+            pthread_mutex_lock(&lock);
+            owned_spend(digest);
+            pthread_mutex_unlock(&lock);
+        }
         *out = t12;
         return;
     }
@@ -406,6 +413,18 @@ static void discard(const struct key *k, const struct tls_ops *ops, const void *
 void pool_discard(const struct key *k, const struct tls_ops *ops, const void *sess)
 {
     discard(k, ops, sess, false);
+}
+
+bool pool_claim(const struct key *k, const struct tls_ops *ops, const void *sess)
+{
+    uint64_t digest = ops->ticket_digest(sess);
+    pthread_mutex_lock(&lock);
+    bool offered = owned_is_spent(digest);
+    pthread_mutex_unlock(&lock);
+    discard(k, ops, sess, false);
+    if (!offered && store_on())
+        offered = store_claim(k, sess, time(NULL));
+    return !offered;
 }
 
 void pool_took(const struct key *k, const struct tls_ops *ops, const void *sess)

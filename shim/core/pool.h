@@ -37,15 +37,20 @@ void pool_forget(const struct key *k);
 unsigned pool_generation(void);
 
 /* Tickets the application owns (core/owned.h keeps the record):
- * pool_discard: a TLS 1.3 ticket the application offers or serializes
- * itself leaves one server's pool, or (k NULL) every pool, for good.
+ * pool_discard: a TLS 1.3 ticket the application offers itself leaves one
+ * server's pool, or (k NULL) every pool, for good.
+ * pool_claim: the same as the handshake that offers it starts, and the
+ * store's copy leaves the store; false when the shim offered that ticket
+ * already, in this process or another (it was serialized, and is also
+ * the pool's: see i2d_SSL_SESSION in openssl/hooks.c).
  * pool_took: the same for one it took (SSL_get1_session), as one its
  * new-session callback kept: its reservation for the store stays.
  * pool_reserve: one the application keeps for itself is published to the
- * store at exit unless the application offered or serialized it meanwhile
+ * store at exit unless the application offered it meanwhile
  * (a program that runs once per request never offers what it kept).
  * pool_unreserve: a reserved ticket goes its ordinary way after all. */
 void pool_discard(const struct key *k, const struct tls_ops *ops, const void *sess);
+bool pool_claim(const struct key *k, const struct tls_ops *ops, const void *sess);
 void pool_took(const struct key *k, const struct tls_ops *ops, const void *sess);
 void pool_reserve(const struct key *k, struct pooled p, unsigned gen);
 void pool_unreserve(const struct tls_ops *ops, const void *sess);

@@ -596,8 +596,13 @@ static bool write_locked(int dfd, struct stored *const *list, int m, time_t now)
         evict(dfd);
         n = 0;
     }
+    int marks = 0;
     for (int i = 0; i < n; i++) {
         keep[i] = alive(&recs[i], now);
+        if (recs[i].spent) {
+            keep[i] = keep[i] && marks++ < pool_size;
+            continue;
+        }
         if (!keep[i])
             stat_add(ST_EXPIRED);
         else if (recs[i].tls13 && t13 == pool_size)
@@ -643,6 +648,25 @@ static bool decode(const struct tls_ops *ops, const struct record *r, struct poo
     return true;
 }
 
+/* A spent mark's text: the digest's 8 bytes, most significant first. */
+#define MARK_B64 12
+static void mark_text(uint64_t digest, char out[MARK_B64])
+{
+    unsigned char d[8];
+    for (int i = 0; i < 8; i++)
+        d[i] = (unsigned char)(digest >> (56 - 8 * i));
+    b64_encode(d, sizeof d, out);
+}
+
+/* Turns a taken ticket's record into its spent mark (store_claim). */
+static void spend(struct record *r, const struct tls_ops *ops, const void *sess,
+                  char text[MARK_B64])
+{
+    mark_text(ops->ticket_digest(sess), text);
+    *r = (struct record){.tls13 = true, .spent = true, .born = r->born, .expires = r->expires,
+                         .sess = text, .sess_len = MARK_B64};
+}
+
 void store_take(const struct key *k, time_t now, struct pooled *out)
 {
     int saved = errno;
@@ -652,17 +676,22 @@ void store_take(const struct key *k, time_t now, struct pooled *out)
     if (op_begin(&op) && name_entry(op.dfd, k, &st)) {
         struct record recs[RECORDS_MAX];
         bool keep[RECORDS_MAX];
-        char *buf;
+        char *buf, mark[MARK_B64];
         int n = load(op.dfd, &st, &buf, recs);
         bool changed = n == 0 && buf != NULL;
         for (int i = 0; i < n; i++) {
             keep[i] = alive(&recs[i], now);
             if (!keep[i])
                 stat_add(ST_EXPIRED);
-            /* A TLS 1.3 ticket leaves the store when taken; a TLS 1.2
-             * session stays for others. One that cannot be decoded goes. */
-            if (keep[i] && out->sess == NULL)
-                keep[i] = decode(k->ops, &recs[i], out) && !recs[i].tls13;
+            /* A TLS 1.3 ticket leaves the store when taken, leaving its
+             * mark; a TLS 1.2 session stays for others. One that cannot be
+             * decoded goes. */
+            if (keep[i] && out->sess == NULL && !recs[i].spent) {
+                keep[i] = decode(k->ops, &recs[i], out);
+                if (keep[i] && recs[i].tls13)
+                    spend(&recs[i], k->ops, out->sess, mark);
+                changed |= recs[i].tls13;
+            }
             changed |= !keep[i];
         }
         /* A taken ticket must be gone for the others before it is offered:
@@ -676,6 +705,41 @@ void store_take(const struct key *k, time_t now, struct pooled *out)
     }
     op_end(&op);
     errno = saved;
+}
+
+bool store_claim(const struct key *k, const void *sess, time_t now)
+{
+    int saved = errno;
+    bool taken = false;
+    struct stored st;
+    struct op op;
+    if (op_begin(&op) && name_entry(op.dfd, k, &st)) {
+        struct record recs[RECORDS_MAX];
+        bool keep[RECORDS_MAX];
+        char *buf, mine[MARK_B64];
+        mark_text(k->ops->ticket_digest(sess), mine);
+        int n = load(op.dfd, &st, &buf, recs);
+        bool changed = false;
+        for (int i = 0; i < n; i++) {
+            keep[i] = true;
+            if (recs[i].spent) {
+                taken |= recs[i].sess_len == MARK_B64 && memcmp(recs[i].sess, mine, MARK_B64) == 0;
+                continue;
+            }
+            struct pooled p;
+            if (!recs[i].tls13 || !alive(&recs[i], now) || !decode(k->ops, &recs[i], &p))
+                continue;
+            keep[i] = !k->ops->same_ticket(p.sess, sess);
+            changed |= !keep[i];
+            pooled_free(&p);
+        }
+        if (changed)
+            save(op.dfd, &st, recs, keep, n, NULL, 0);
+        free(buf);
+    }
+    op_end(&op);
+    errno = saved;
+    return taken;
 }
 
 static struct stored *encode(const struct pooled *p)

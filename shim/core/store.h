@@ -25,6 +25,11 @@ void store_init(const struct config *cfg);
 bool store_on(void);
 /* Takes a session from the store: a TLS 1.3 ticket leaves it. */
 void store_take(const struct key *k, time_t now, struct pooled *out);
+/* The application offers a TLS 1.3 ticket of its own (sess): a copy the
+ * store holds for the key leaves it, and true when a process took one
+ * before (a spent mark is left for each ticket taken, as long as it
+ * lives): the ticket has been offered already. */
+bool store_claim(const struct key *k, const void *sess, time_t now);
 /* Removes a key's entry (the application refused the server). */
 void store_forget(const struct key *k);
 /* A session encoded and named now (NULL when it cannot be), to be written
