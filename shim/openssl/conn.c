@@ -39,6 +39,7 @@ struct conn {
     bool started, done, used, verified;
     bool judged;            /* the status callback saw the kept staple */
     bool refused;           /* the judge refused the resumed connection */
+    bool cert_asked;        /* a certificate callback ran (certcb.c) */
     bool pending;           /* ...or a verify callback suspended the judgment */
     int refusal;            /* the reason pushed for it (SSL_R_...) */
     int nodelay_fd;         /* socket we switched TCP_NODELAY on, or -1 */
@@ -270,12 +271,19 @@ void conn_begin(SSL *s)
     stat_add(ST_HANDSHAKES);
     verdict_key(s, settings_peek(s), &parts, store_on(), &c->key);
     SSL_SESSION *own = R(SSL_get_session)(s);
+    /* The application offers a session of its own (or SSL_clear kept the
+     * last one): leave it alone, and make sure no pool or store hands the
+     * same ticket to another connection. A ticket it serialized is the
+     * pool's too (hooks.c: i2d_SSL_SESSION): if the shim offered it first,
+     * here or in another process, this connection offers none of its own
+     * rather than offer it a second time. */
+    if (own != NULL && c->key.len != 0 && session_is_tls13(own) &&
+        R(SSL_get_ssl_method)(s) == R(SSL_CTX_get_ssl_method)(ctx) &&
+        !pool_claim(&c->key, &ossl_ops, own) && R(SSL_set_session)(s, NULL) == 1) {
+        LOG(LOG_DEBUG, "the application offers a ticket offered already; it offers none");
+        own = NULL;
+    }
     if (own != NULL) {
-        /* The application offers a session of its own (or SSL_clear kept
-         * the last one): leave it alone, and make sure the pool never hands
-         * the same ticket to another connection. */
-        if (c->key.len != 0 && session_is_tls13(own))
-            pool_discard(&c->key, &ossl_ops, own);
         appsess_begin(s, own);
         return;
     }
@@ -510,7 +518,10 @@ bool conn_after(SSL *s, int ret, enum io io)
 void conn_session(SSL *s, SSL_SESSION *sess, bool app_kept)
 {
     struct conn *c = get(s);
-    if (c == NULL || !c->started || c->key.len == 0 || !R(SSL_SESSION_is_resumable)(sess))
+    /* A session earned after a certificate callback ran may hold the
+     * identity it chose, which no key can show. */
+    if (c == NULL || !c->started || c->key.len == 0 || c->cert_asked ||
+        !R(SSL_SESSION_is_resumable)(sess))
         return;
     /* A handshake run inside SSL_read receives its TLS 1.3 tickets in the
      * same call, before conn_after can notice the handshake ended. */
@@ -561,6 +572,13 @@ void conn_session(SSL *s, SSL_SESSION *sess, bool app_kept)
     memmove(&c->held[1], &c->held[0], c->n_held * sizeof *c->held);
     c->held[0] = p;
     c->n_held++;
+}
+
+void conn_cert_asked(SSL *s)
+{
+    struct conn *c = get(s);
+    if (c != NULL)
+        c->cert_asked = true;
 }
 
 bool conn_clearing(SSL *s)

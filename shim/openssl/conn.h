@@ -42,6 +42,9 @@ static inline bool conn_is_quiet(const SSL *s)
 }
 /* Before SSL_clear: whether the connection had a life to settle. After it,
  * conn_cleared settles it and readies the state for the next handshake. */
+/* A certificate callback runs on the connection: the server asked for a
+ * certificate. */
+void conn_cert_asked(SSL *s);
 bool conn_clearing(SSL *s);
 void conn_cleared(SSL *s);
 /* The application took a session (SSL_get1_session). */

@@ -18,6 +18,7 @@
 #include "appsess.h"
 #include "biossl.h"
 #include "caller.h"
+#include "certcb.h"
 #include "conn.h"
 #include "ctx.h"
 #include "init.h"
@@ -387,9 +388,8 @@ RECORD_HOOK(SSL_set_purpose, SSL, s, settings_of, SET_PURPOSE)
 RECORD_HOOK(SSL_CTX_set_trust, SSL_CTX, ctx, ctx_recorded, SET_TRUST)
 RECORD_HOOK(SSL_set_trust, SSL, s, settings_of, SET_TRUST)
 
-/* Callbacks that choose the client's certificate or PSK, which OpenSSL
- * cannot report back: a connection with one is never offered a session
- * (verdict.c). */
+/* Callbacks that choose the client's PSK, which OpenSSL cannot report
+ * back: a connection with one is never offered a session (verdict.c). */
 #define IDENTITY_HOOK(name, type, obj, settings, params, args)                 \
     EXPORT void name params                                                    \
     {                                                                          \
@@ -408,10 +408,31 @@ IDENTITY_HOOK(SSL_CTX_set_psk_use_session_callback, SSL_CTX, ctx, ctx_recorded,
               (SSL_CTX *ctx, SSL_psk_use_session_cb_func cb), (ctx, cb))
 IDENTITY_HOOK(SSL_set_psk_use_session_callback, SSL, s, settings_of,
               (SSL *s, SSL_psk_use_session_cb_func cb), (s, cb))
-IDENTITY_HOOK(SSL_CTX_set_cert_cb, SSL_CTX, ctx, ctx_recorded,
-              (SSL_CTX *ctx, shim_cert_cb cb, void *arg), (ctx, cb, arg))
-IDENTITY_HOOK(SSL_set_cert_cb, SSL, s, settings_of, (SSL *s, shim_cert_cb cb, void *arg),
-              (s, cb, arg))
+
+/* A certificate callback is set through a trampoline that tells when it
+ * runs (certcb.c); one that cannot be is taken as a PSK callback. */
+static bool cert_cb_wrapped(struct recorded *r, bool wrapped)
+{
+    r->cert_cb = true;
+    r->identity_cb |= !wrapped;
+    return wrapped;
+}
+
+EXPORT void SSL_CTX_set_cert_cb(SSL_CTX *ctx, shim_cert_cb cb, void *arg)
+{
+    REAL_OR_VOID(SSL_CTX_set_cert_cb, (ctx, cb, arg));
+    struct recorded *r = cb != NULL && shim_active() ? ctx_recorded(ctx) : NULL;
+    if (r == NULL || !cert_cb_wrapped(r, certcb_set_ctx(ctx, cb, arg)))
+        ossl_SSL_CTX_set_cert_cb(ctx, cb, arg);
+}
+
+EXPORT void SSL_set_cert_cb(SSL *s, shim_cert_cb cb, void *arg)
+{
+    REAL_OR_VOID(SSL_set_cert_cb, (s, cb, arg));
+    struct recorded *r = cb != NULL && shim_active() ? settings_of(s) : NULL;
+    if (r == NULL || !cert_cb_wrapped(r, certcb_set_ssl(s, cb, arg)))
+        ossl_SSL_set_cert_cb(s, cb, arg);
+}
 
 /* A handshake may start: a server's is the server mode's (once, at the
  * outermost hook: SSL_accept reaches SSL_do_handshake), a client's the
@@ -582,16 +603,6 @@ EXPORT SSL_SESSION *SSL_get1_session(SSL *s)
     return shown;
 }
 
-/* A session the application serializes may be offered again by a later
- * process of its own (curl's --ssl-sessions file): that ticket is the
- * application's for good. */
-EXPORT int i2d_SSL_SESSION(const SSL_SESSION *in, unsigned char **pp)
-{
-    REAL_OR(i2d_SSL_SESSION, 0, (in, pp));
-    if (in != NULL && shim_started() && session_is_tls13(in))
-        pool_discard(NULL, &ossl_ops, in);
-    return ossl_i2d_SSL_SESSION(in, pp);
-}
 
 /* A connection resumed from the store: OpenSSL restores the peer's leaf
  * but not its chain, which programs read after the handshake (curl's

@@ -14,10 +14,12 @@ struct recorded {
     unsigned sid_len;
     unsigned char sid[SSL_MAX_SID_CTX_LENGTH];
     int purpose, trust;
-    /* A callback chooses what the client authenticates with: a
-     * certificate (SSL_CTX_set_cert_cb), a PSK (client or use-session).
-     * OpenSSL has no getter for any of them. */
+    /* A callback chooses what the client authenticates with: a PSK
+     * (client or use-session; OpenSSL has no getter for either), or a
+     * certificate callback that could not be wrapped (certcb.c). */
     bool identity_cb;
+    /* A certificate callback (SSL_[CTX_]set_cert_cb) is set. */
+    bool cert_cb;
     shim_cert_verify_cb cert_verify_cb;
     void *cert_verify_arg;
     /* A context's own identity, random, made with it when the server mode

@@ -116,6 +116,10 @@ static void put_recorded(struct key *k, const struct recorded *conn, const struc
     const struct recorded *sid = recorded_sid(conn, ctx);
     key_put(k, 'x', sid->sid, sid->sid_len);
     put_usage(k, conn, ctx);
+    /* Sessions of connections with a certificate callback hold no client
+     * certificate (conn.c keeps none earned where it ran), and are offered
+     * only to such connections: elsewhere a session may hold one. */
+    key_put_num(k, 'b', (conn != NULL && conn->cert_cb) || (ctx != NULL && ctx->cert_cb));
 }
 
 /* What the judge cannot run again on a resumed connection, or cannot see
@@ -123,16 +127,16 @@ static void put_recorded(struct key *k, const struct recorded *conn, const struc
  * the chain it verified in this handshake (ssl_validate_ct, ssl/ssl_lib.c,
  * returns early without one), and a resumed connection has neither that
  * chain nor the SCTs of the TLS extension or the staple. A callback that
- * chooses the client's certificate or PSK: no judgment of the server can
- * tell whom the client would have been (the server saw the first
- * connection's identity), and a PSK authenticates the server by a key the
- * program chooses, which no chain stands for. */
+ * chooses the client's PSK: no judgment of the server can tell whom the
+ * client would have been (the server saw the first connection's
+ * identity), and a PSK authenticates the server by a key the program
+ * chooses, which no chain stands for. */
 static const char *unjudgeable(SSL *s, const struct recorded *conn, const struct recorded *ctx)
 {
     if (R(SSL_ct_is_enabled)(s))
         return "Certificate Transparency";
     if ((conn != NULL && conn->identity_cb) || (ctx != NULL && ctx->identity_cb))
-        return "a callback choosing the client's certificate or PSK";
+        return "a callback choosing the client's PSK";
     return NULL;
 }
 
@@ -154,8 +158,9 @@ void verdict_key(SSL *s, const struct recorded *conn, const struct ctx_parts *pa
      * one C trampoline, as in Ruby and Perl): no key can tell two of them
      * apart, so they are not in it; the judge asks them again at the end
      * of every resumed handshake (judge.c), as a full handshake would. A
-     * client certificate chosen by callback is unknown
-     * until the server asks for one, so such connections never resume.
+     * certificate callback runs only when the server asks for a
+     * certificate (certcb.c): sessions are kept only where it did not run.
+     * The older client-certificate callback is not watched: no resumption.
      * A connection that asks for a stapled OCSP response is shown, on
      * resumption, the staple its session's full handshake received, and
      * its status callback judges that again (ocsp.c); whether it asks is
@@ -255,7 +260,8 @@ bool verdict_server_conf(SSL *s, const struct recorded *conn, const struct ctx_p
      * (SSL_set_verify with a callback, a verify store, a host to check):
      * its context's tickets are its own too. */
     bool by_name = ctx_rec != NULL &&
-                   (ctx_rec->name_cb || ctx_rec->identity_cb || (conn != NULL && conn->identity_cb));
+                   (ctx_rec->name_cb || ctx_rec->identity_cb || ctx_rec->cert_cb ||
+                    (conn != NULL && (conn->identity_cb || conn->cert_cb)));
     if (by_name)
         key_put(&k, 'I', ctx_rec->identity, sizeof ctx_rec->identity);
     if (mode & SSL_VERIFY_PEER) {
