@@ -310,6 +310,62 @@ per_process() {
     done
 }
 
+# Debian's Node.js (scripts/deps unpacks it: the machine's own node may be
+# another build). Its https Agent serializes every ticket (i2d_SSL_SESSION)
+# into a cache that dies with it.
+DNODE="$ROOT/build/debian-node/usr/bin/node"
+
+# node_output V MODE: fetch.js prints the same with and without the shim.
+node_output() {
+    run "$DNODE" "$P/fetch.js" localhost "$(srv_port nginx$1)" 3 "$CA" "$2"
+    assert_success
+    local out0=$output
+    run env LD_PRELOAD="$PRELOAD" "$DNODE" "$P/fetch.js" localhost "$(srv_port nginx$1)" 3 "$CA" "$2"
+    assert_success
+    assert_equal "$output" "$out0"
+}
+
+@test "Debian's Node.js https.get, one process per request, with the store (its Agent serializes each ticket)" {
+    local v
+    for v in 13 12; do
+        per_process nginx$v $((N - 1)) "$DNODE" "$P/fetch.js" localhost @PORT@ 1 "$CA" shared
+        node_output $v shared
+    done
+}
+
+@test "Debian's Node.js, an Agent per request (agent: false), in one process" {
+    local v
+    for v in 13 12; do
+        row nginx$v 0 $((N - 1)) "$DNODE" "$P/fetch.js" localhost @PORT@ "$N" "$CA" none
+        node_output $v none
+    done
+}
+
+@test "Debian's Node.js, one shared Agent: its own session cache, unchanged by the shim" {
+    local v
+    for v in 13 12; do
+        row nginx$v $((N - 1)) $((N - 1)) "$DNODE" "$P/fetch.js" localhost @PORT@ "$N" "$CA" shared
+    done
+}
+
+@test "Debian's Node.js through the store, with and without its own cache: no ticket offered twice" {
+    start_psk --tls13
+    local store="$BATS_TEST_TMPDIR/store" mode i
+    for mode in shared none shared; do
+        for i in 1 2 3; do
+            env LD_PRELOAD="$PRELOAD" RESUMESHIM_STORE="$store" \
+                "$DNODE" "$P/fetch.js" localhost "$PORT" 1 "$CA" $mode
+        done
+        env LD_PRELOAD="$PRELOAD" RESUMESHIM_STORE="$store" \
+            "$DNODE" "$P/fetch.js" localhost "$PORT" 4 "$CA" $mode
+    done
+    assert_equal "$(connections)" 21
+    # all but the very first resume: from the store, the pool or the Agent
+    assert_equal "$(resumed)" 20
+    run offered_twice
+    assert_output ""
+}
+
 # same_output CMD...: CMD run without and with the shim prints the same,
 # exits the same (0), and the shim does not report (RESUMESHIM_STATS=1
 # would print a summary line on stderr had it been loaded).
@@ -391,6 +447,22 @@ same_output() {
         assert_equal "$(cat "$BATS_TEST_TMPDIR/out1")" "reused=0 of=$N failed=0"
         row nginx$v 0 0 "$ROOT/tests/bin/client-static" --n "$N" --cafile "$CA" @PORT@
     done
+}
+
+@test "unaffected: the machine's node, when it carries its own OpenSSL (NodeSource's), unharmed" {
+    local node
+    node=$(command -v node)
+    # Debian's node links the system's libssl3: its rows are above
+    if ldd "$node" | grep -q 'libssl\.so\.3'; then
+        row nginx13 0 $((N - 1)) "$node" "$P/fetch.js" localhost @PORT@ "$N" "$CA" none
+        return
+    fi
+    run env LD_PRELOAD="$PRELOAD" RESUMESHIM_STATS=1 "$node" "$P/fetch.js" localhost \
+        "$(srv_port nginx13)" "$N" "$CA" none
+    assert_success
+    assert_output "ok $N"
+    row nginx13 0 0 "$node" "$P/fetch.js" localhost @PORT@ "$N" "$CA" none
+    row nginx13 $((N - 1)) $((N - 1)) "$node" "$P/fetch.js" localhost @PORT@ "$N" "$CA" shared
 }
 
 @test "unaffected: a setuid program (the loader ignores LD_PRELOAD), unharmed" {
