@@ -94,6 +94,20 @@ home() { echo "HOME=$BATS_TEST_TMPDIR"; }
     runs TLSv1.2 env "$(home)" "${elinks[@]}" "$PAGE_URL"
 }
 
+# apt's https method never calls gnutls_deinit and is ended by SIGINT,
+# whose handler calls _exit: what it earned reaches the store as it
+# arrives. (apt-helper's own output holds a transfer rate: the file it
+# fetched is what is compared.)
+@test "apt's https method (apt-helper download-file: it ends in _exit), one process per request, TLS 1.3 and TLS 1.2" {
+    local fetch='rm -f "$1"; /usr/lib/apt/apt-helper -o Acquire::https::CaInfo="$2" \
+                 download-file "$3" "$1" > /dev/null 2>&1 && cat "$1"'
+    start_nginx_git
+    runs TLSv1.3 sh -c "$fetch" sh "$BATS_TEST_TMPDIR/got" "$CA" "$PAGE_URL"
+    grep -q 'resumeshim page' "$BATS_TEST_TMPDIR/ref"
+    NGINX_PROTOCOLS=TLSv1.2 start_nginx_git
+    runs TLSv1.2 sh -c "$fetch" sh "$BATS_TEST_TMPDIR/got" "$CA" "$PAGE_URL"
+}
+
 # git-remote-https through libcurl-gnutls, which sets GNUTLS_NO_TICKETS and
 # moves the bytes through its own functions: the shim sees no socket, and
 # keys the connection by the server name it sends.

@@ -37,6 +37,7 @@ struct server {
     struct slot t12;        /* .p.sess NULL when none */
     unsigned n13;           /* tickets in t13, newest first */
     struct slot *t13;       /* pool_size slots */
+    bool written;           /* a session of it went to the store at once */
     unsigned refusals;      /* offers refused in a row */
     unsigned skip;          /* connections left to go without an offer */
     size_t keylen;
@@ -356,8 +357,20 @@ void pool_put(const struct key *k, struct pooled p, unsigned gen)
     struct server *sv = wanted ? find(k, &hv) : NULL;
     if (wanted && sv == NULL)
         sv = create(k, hv, &d);
+    /* The first session of each server goes to the store at once (see
+     * pool_write_through). A ticket written so leaves this process's pool
+     * (another process may take it); a TLS 1.2 session stays in both. */
+    struct stored *now = NULL;
+    if (sv != NULL && s.st != NULL && !sv->written) {
+        sv->written = true;
+        now = s.st;
+        s.st = NULL;
+    }
     if (sv == NULL) {
         drop(&d, s, ST_EVICTED);
+    } else if (tls13 && now != NULL) {
+        let_go(&d, s.p);
+        stat_add(ST_TICKETS);
     } else if (tls13) {
         if (sv->n13 == (unsigned)pool_size)
             send_off(&d, sv->t13[--sv->n13]);
@@ -373,7 +386,31 @@ void pool_put(const struct key *k, struct pooled p, unsigned gen)
     }
     unsigned n = take_batch(batch);
     unlock_and_free(&d);
+    write_out(&now, now != NULL);
     write_out(batch, n);
+}
+
+bool pool_write_through(const struct key *k, const struct pooled *p, unsigned gen)
+{
+    if (!store_on())
+        return false;
+    struct dropped d;
+    d.n = 0;
+    unsigned hv;
+    pthread_mutex_lock(&lock);
+    struct server *sv = gen == generation && !flushed ? find(k, &hv) : NULL;
+    if (sv == NULL && gen == generation && !flushed)
+        sv = create(k, hv, &d);
+    bool first = sv != NULL && !sv->written;
+    if (first)
+        sv->written = true;
+    unlock_and_free(&d);
+    struct stored *st = first ? store_encode(k, p) : NULL;
+    if (st == NULL)
+        return false;
+    stat_add(ST_TICKETS);
+    write_out(&st, 1);
+    return true;
 }
 
 static void discard_from(struct server *sv, const struct tls_ops *ops, const void *sess,
@@ -479,6 +516,7 @@ static void atfork_child(void)
             bury(sv->t13[i].p);
         }
         sv->n13 = 0;
+        sv->written = false;
     }
     /* Reserved tickets and the outbox are the parent's to publish. */
     owned_forget_all();

@@ -30,6 +30,13 @@ void pool_return(const struct key *k, struct pooled p, unsigned gen);
 /* A session the server sent, now the pool's; dropped when gen is not the
  * current fork generation (a parent's connection seen in a child). */
 void pool_put(const struct key *k, struct pooled p, unsigned gen);
+/* A process may never exit cleanly (apt's methods end in _exit on
+ * SIGINT), and still leaves what it earned: the first session of each
+ * server goes to the store as it arrives, the rest memory first, so that a
+ * long-lived process keeps its cost. pool_put does so itself; a backend
+ * that holds sessions on the connection until it ends asks here, and
+ * true means the session went to the store, which has it alone now. */
+bool pool_write_through(const struct key *k, const struct pooled *p, unsigned gen);
 /* Whether the server accepted what was offered to it. */
 void pool_verdict(const struct key *k, bool resumed);
 /* Drops every session of a server (the application refused it). */

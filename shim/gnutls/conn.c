@@ -27,6 +27,7 @@ struct gconn {
     bool resumed_ours;     /* resumed from the session the shim offered */
     bool moved;            /* application data moved after the handshake */
     bool watched;          /* counted in watching */
+    bool through;          /* its newest ticket was offered to the store */
     int failed;            /* the judgment's error (0: none) */
     struct pooled offered; /* sess NULL: nothing offered */
     time_t born;           /* the verifying full handshake behind this one */
@@ -133,6 +134,40 @@ static void hold(struct gconn *c, const unsigned char *data, size_t len, bool tl
 static bool may_publish(const struct gconn *c)
 {
     return c->done && c->moved && !c->refused && c->failed == 0 && c->key.len != 0;
+}
+
+/* A program may never end its connection nor exit cleanly (apt's https
+ * method ends in _exit on SIGINT): once the connection may publish, its
+ * newest ticket is offered to the store at once (pool_write_through: the
+ * first of each server), and a TLS 1.3 ticket that went leaves it. */
+static void write_through(struct gconn *c)
+{
+    if (c->through || !may_publish(c) || c->n_held == 0)
+        return;
+    pthread_mutex_lock(&lock);
+    struct pooled p = {0};
+    if (!c->through && c->n_held > 0 && gtls_ops.up_ref(c->held[0].sess)) {
+        p = c->held[0];
+        p.chain = (struct chain){0};
+        c->through = true;
+    }
+    pthread_mutex_unlock(&lock);
+    if (p.sess == NULL)
+        return;
+    struct pooled gone = {0};
+    if (pool_write_through(&c->key, &p, c->gen) && gtls_ops.is_tls13(p.sess)) {
+        pthread_mutex_lock(&lock);
+        for (unsigned i = 0; i < c->n_held; i++)
+            if (gtls_ops.same_ticket(c->held[i].sess, p.sess)) {
+                gone = c->held[i];
+                memmove(&c->held[i], &c->held[i + 1], (c->n_held - i - 1) * sizeof *c->held);
+                c->n_held--;
+                break;
+            }
+        pthread_mutex_unlock(&lock);
+    }
+    pooled_free(&gone);
+    gtls_ops.free(p.sess);
 }
 
 static void settle(struct gconn *c)
@@ -476,6 +511,7 @@ static int on_message(gnutls_session_t s, unsigned htype, unsigned when, unsigne
             d.size <= MAX_TICKET_BYTES * 4)
             hold(c, d.data, d.size, true);
         greal_free(d.data);
+        write_through(c);
     }
     if (c->app_hook != NULL &&
         (c->app_htype == GNUTLS_HANDSHAKE_ANY || c->app_htype == htype) &&
@@ -553,8 +589,12 @@ static void app_owns(gnutls_session_t s, const void *data, size_t size, bool off
     void *mine = gsession_new(data, size, true);
     if (mine == NULL)
         return;
+    /* One it takes after it went to the store (write_through) comes back
+     * out of the store: the program may offer it later. */
     if (take_held(c, mine, !offers))
         pool_took(&c->key, &gtls_ops, mine);
+    else if (!offers && c != NULL && c->through && c->key.len != 0)
+        pool_claim(&c->key, &gtls_ops, mine);
     else
         pool_discard(NULL, &gtls_ops, mine);
     gtls_ops.free(mine);
@@ -627,12 +667,15 @@ void gconn_io_after(gnutls_session_t s, ssize_t ret)
     pthread_mutex_lock(&lock);
     struct gconn *c;
     HASH_FIND_PTR(conns, &s, c);
-    if (c != NULL && c->done && !c->moved) {
+    bool now = c != NULL && c->done && !c->moved;
+    if (now) {
         c->moved = true;
         if (c->failed == 0)
             unwatch(c);
     }
     pthread_mutex_unlock(&lock);
+    if (now)
+        write_through(c);
 }
 
 void gconn_priority(gnutls_session_t s, const char *text)
