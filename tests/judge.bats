@@ -140,7 +140,7 @@ curl_version() { [ "$1" = --tls12 ] && echo "--tlsv1.2 --tls-max 1.2" || echo --
     done
 }
 
-@test "PHP's curl (its libcurl bound past the preload) trusting another CA fails as without the shim" {
+@test "PHP's curl (its libcurl bound past the preload) is left alone: offered nothing the command earned; another CA fails as without the shim" {
     start_nginx "ssl_session_cache shared:judge:1m;"
     local php="$BATS_TEST_TMPDIR/fetch.php"
     cat > "$php" <<'PHP'
@@ -160,10 +160,14 @@ PHP
         rm -rf "$STORE"
         : > "$SLOG"
         earn 4 curl -sS --tlsv$v --tls-max $v --cacert "$CA" "https://localhost:$PORT/"
-        # PHP's curl is offered what the command earned, and resumes it...
+        assert_equal "$(nginx_resumed)" 3
+        # PHP's libcurl has the command's configuration, so the key would
+        # match: it is offered nothing (the shim does not see its reads,
+        # writes and tickets), and resumes nothing...
         earn 1 php "$php" "https://localhost:$PORT/" "$CA" $v
-        assert_equal "$(nginx_resumed)" 4
-        # ...but not with a CA that does not sign the server.
+        assert_equal "$(nginx_resumed)" 3
+        # ...and with a CA that does not sign the server it fails as
+        # without the shim.
         like_native php "$php" "https://localhost:$PORT/" "$D/other.pem" $v
         assert_failure
         assert_output --partial "curl error 60"

@@ -439,6 +439,30 @@ same_output() {
         https://localhost:@PORT@/
 }
 
+# Its own session cache (curl's, per handle) resumes nothing here: each
+# request has a handle of its own. The shim leaves it alone: nothing
+# offered, not even from the store, where curl's command leaves sessions
+# under the same configuration.
+# (The sanitizer runtime refuses RTLD_DEEPBIND: the plain build, always.)
+@test "unaffected: PHP's curl extension (libcurl bound past the preload), left alone" {
+    local v
+    for v in 13 12; do
+        run php "$P/curl.php" localhost "$(srv_port nginx$v)" "$N" "$CA"
+        assert_output "ok $N"
+        # loaded, and seeing no handshake of its own
+        run env LD_PRELOAD="$SHIM" RESUMESHIM_STATS=1 php "$P/curl.php" localhost \
+            "$(srv_port nginx$v)" "$N" "$CA"
+        assert_success
+        assert_line --index 0 "ok $N"
+        assert_line --partial "handshakes=0 offered=0 resumed=0"
+        counted nginx$v 0 php "$P/curl.php" localhost @PORT@ "$N" "$CA"
+        counted nginx$v 0 env LD_PRELOAD="$SHIM" php "$P/curl.php" localhost @PORT@ "$N" "$CA"
+    done
+    per_process nginx13 $((N - 1)) curl -sS --cacert "$CA" https://localhost:@PORT@/
+    counted nginx13 0 env LD_PRELOAD="$SHIM" RESUMESHIM_STORE="$BATS_TEST_TMPDIR/store" \
+        php "$P/curl.php" localhost @PORT@ "$N" "$CA"
+}
+
 @test "unaffected: a statically linked OpenSSL program, unharmed" {
     local v
     for v in 13 12; do

@@ -261,6 +261,13 @@ static void offer(struct conn *c, SSL *s)
 
 void conn_begin(SSL *s)
 {
+    /* A library bound straight to libssl (PHP loads libcurl with
+     * RTLD_DEEPBIND) calls past every hook: it replaces the shim's
+     * new-session callback, and its reads and writes pass unseen; only
+     * libssl's calls to itself would reach the shim. Its connections are
+     * left alone entirely, as without the shim. */
+    if (!ctx_known(R(SSL_get_SSL_CTX)(s)))
+        return;
     struct conn *c = get_or_create(s);
     if (c == NULL || c->started)
         return;

@@ -142,6 +142,15 @@ struct ctx_parts ctx_parts(SSL_CTX *ctx)
     return parts_of(state(ctx));
 }
 
+/* libssl's SSL_CTX_new reaches the hooks (it calls SSL_CTX_new_ex through
+ * its PLT), so even a context made past the preload has the shim's state;
+ * a program calling libssl directly then replaces the shim's new-session
+ * callback with its own without the hook seeing it. */
+bool ctx_known(SSL_CTX *ctx)
+{
+    return state(ctx) != NULL && R(SSL_CTX_sess_get_new_cb)(ctx) == new_session;
+}
+
 bool ctx_adds_client_cache(SSL_CTX *ctx)
 {
     struct ctx_state *st = state(ctx);

@@ -43,6 +43,9 @@ shim_status_cb ctx_status_cb(SSL_CTX *ctx);
 bool ctx_set_app_cb(SSL_CTX *ctx, shim_new_session_cb cb);
 bool ctx_get_app_cb(SSL_CTX *ctx, shim_new_session_cb *cb);
 /* Whether SSL_SESS_CACHE_CLIENT is on only because the shim put it there. */
+/* The context was made through the shim's hooks (ctx_setup), and the
+ * program's calls on it reach them. */
+bool ctx_known(SSL_CTX *ctx);
 bool ctx_adds_client_cache(SSL_CTX *ctx);
 /* The application manages the context's ticket keys itself; true when
  * they were the server mode's until now. */
