@@ -90,7 +90,7 @@ static void visit(const char server[HEX_LEN + 1], const struct record *recs, int
 {
     struct rows *r = arg;
     for (int i = 0; i < n; i++) {
-        if (recs[i].spent || recs[i].expires <= r->now)
+        if (recs[i].expires <= r->now)
             continue;
         if (r->n == r->cap) {
             struct row *more = realloc(r->v, (r->cap = r->cap ? 2 * r->cap : 64) * sizeof *more);

@@ -2,6 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <uthash.h>
+
 #include "config.h"
 #include "owned.h"
 
@@ -9,20 +11,56 @@
 static uint64_t disowned[DISOWNED];
 static unsigned disowned_next;
 
-static uint64_t spent[DISOWNED];
-static unsigned spent_next;
+/* Tickets the application serialized, and whether the shim has offered
+ * each since: a set, each entry living as long as a ticket can. */
+struct mark {
+    UT_hash_handle hh;
+    uint64_t digest;
+    time_t until;
+    bool offered;
+};
+static struct mark *marks;
+
+bool owned_serialized(uint64_t d, time_t now)
+{
+    struct mark *m, *tmp;
+    HASH_FIND(hh, marks, &d, sizeof d, m);
+    if (m != NULL)
+        return true;
+    if (HASH_COUNT(marks) >= MARKS_MAX)
+        HASH_ITER(hh, marks, m, tmp) if (m->until <= now) {
+            HASH_DEL(marks, m);
+            free(m);
+        }
+    if (HASH_COUNT(marks) >= MARKS_MAX || (m = malloc(sizeof *m)) == NULL)
+        return false;
+    *m = (struct mark){.digest = d, .until = now + MAX_LIFETIME};
+    HASH_ADD(hh, marks, digest, sizeof m->digest, m);
+    return true;
+}
+
+bool owned_offer(uint64_t d)
+{
+    struct mark *m;
+    HASH_FIND(hh, marks, &d, sizeof d, m);
+    if (m == NULL)
+        return true;
+    bool first = !m->offered;
+    m->offered = true;
+    return first;
+}
 
 bool owned_is_spent(uint64_t d)
 {
-    for (unsigned i = 0; i < DISOWNED; i++)
-        if (spent[i] == d)
-            return true;
-    return false;
-}
-
-void owned_spend(uint64_t digest)
-{
-    spent[spent_next++ % DISOWNED] = digest;
+    struct mark *m;
+    HASH_FIND(hh, marks, &d, sizeof d, m);
+    if (m != NULL && !m->offered) {
+        /* the application offers it first: the pools never will */
+        HASH_DEL(marks, m);
+        free(m);
+        return false;
+    }
+    return m != NULL;
 }
 
 #define RESERVED POOL_MAX

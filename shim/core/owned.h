@@ -10,15 +10,23 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 struct stored;
 
 bool owned_is_disowned(uint64_t digest);
 void owned_disown(uint64_t digest);
-/* The tickets this process has offered (as digests, in a ring of their
- * own): one the application then offers itself would be offered twice. */
+/* Tickets the application serialized (i2d_SSL_SESSION), which stay the
+ * pools' too: whoever offers one first has it. owned_serialized records
+ * one (false: no room, MARKS_MAX live; it is then the application's
+ * alone); owned_offer, as a pool hands a ticket out, says whether it may
+ * go (false: it was offered already); owned_is_spent, as the application
+ * offers one itself, whether the shim offered it first (if not, it is the
+ * application's from now on). */
+#define MARKS_MAX 65536
+bool owned_serialized(uint64_t digest, time_t now);
+bool owned_offer(uint64_t digest);
 bool owned_is_spent(uint64_t digest);
-void owned_spend(uint64_t digest);
 /* Reserves a ticket's encoding (the room owns it from now on); the oldest
  * reservation goes when there is no room. */
 void owned_reserve(uint64_t digest, struct stored *st);

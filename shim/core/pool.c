@@ -226,7 +226,7 @@ void pool_take(const struct key *k, time_t now, struct pooled *out)
         if (usable(&s.p, now)) {
             *out = s.p;
             free(s.st);
-            owned_spend(s.p.ops->ticket_digest(s.p.sess));
+            owned_offer(s.p.ops->ticket_digest(s.p.sess));
             break;
         }
         drop(&d, s, ST_EXPIRED);
@@ -253,7 +253,7 @@ void pool_take(const struct key *k, time_t now, struct pooled *out)
         if (t12.sess != NULL) {
             uint64_t digest = t12.ops->ticket_digest(t12.sess);
             pthread_mutex_lock(&lock);
-            owned_spend(digest);
+            owned_offer(digest);
             pthread_mutex_unlock(&lock);
         }
         *out = t12;
@@ -462,6 +462,16 @@ bool pool_claim(const struct key *k, const struct tls_ops *ops, const void *sess
     if (!offered && store_on())
         offered = store_claim(k, sess, time(NULL));
     return !offered;
+}
+
+void pool_serialized(const struct tls_ops *ops, const void *sess)
+{
+    uint64_t digest = ops->ticket_digest(sess);
+    pthread_mutex_lock(&lock);
+    bool kept = owned_serialized(digest, time(NULL));
+    pthread_mutex_unlock(&lock);
+    if (!kept)
+        discard(NULL, ops, sess, false);
 }
 
 void pool_took(const struct key *k, const struct tls_ops *ops, const void *sess)

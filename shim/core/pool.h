@@ -48,8 +48,10 @@ unsigned pool_generation(void);
  * server's pool, or (k NULL) every pool, for good.
  * pool_claim: the same as the handshake that offers it starts, and the
  * store's copy leaves the store; false when the shim offered that ticket
- * already, in this process or another (it was serialized, and is also
- * the pool's: see i2d_SSL_SESSION in openssl/hooks.c).
+ * already, in this process or another.
+ * pool_serialized: the application serialized a TLS 1.3 ticket; it stays
+ * the pools' too, and whoever offers it first has it (owned.h), unless
+ * there is no room to remember it: then it is the application's alone.
  * pool_took: the same for one it took (SSL_get1_session), as one its
  * new-session callback kept: its reservation for the store stays.
  * pool_reserve: one the application keeps for itself is published to the
@@ -58,6 +60,7 @@ unsigned pool_generation(void);
  * pool_unreserve: a reserved ticket goes its ordinary way after all. */
 void pool_discard(const struct key *k, const struct tls_ops *ops, const void *sess);
 bool pool_claim(const struct key *k, const struct tls_ops *ops, const void *sess);
+void pool_serialized(const struct tls_ops *ops, const void *sess);
 void pool_took(const struct key *k, const struct tls_ops *ops, const void *sess);
 void pool_reserve(const struct key *k, struct pooled p, unsigned gen);
 void pool_unreserve(const struct tls_ops *ops, const void *sess);

@@ -8,7 +8,6 @@
  *   tls1.3 <born> <expires> <base64 session DER> <base64 peer chain DER, or ->
  *          [<base64 stapled OCSP response DER>]
  *   tls1.2 ...
- *   spent <born> <expires> <base64 of a taken ticket's digest> -
  *
  * Any line out of place makes the whole file unreadable: the store then
  * rebuilds it rather than guess. */
@@ -113,8 +112,7 @@ static bool parse_record(const char **p, const char *end, struct record *r)
     size_t n;
     if (!field(p, end, &s, &n, ' '))
         return false;
-    r->spent = n == 5 && memcmp(s, "spent", 5) == 0;
-    if (r->spent || (n == 6 && memcmp(s, "tls1.3", 6) == 0))
+    if (n == 6 && memcmp(s, "tls1.3", 6) == 0)
         r->tls13 = true;
     else if (n == 6 && memcmp(s, "tls1.2", 6) == 0)
         r->tls13 = false;
@@ -134,7 +132,7 @@ static bool parse_record(const char **p, const char *end, struct record *r)
         r->chain_len = 0;
     else if (!all_b64(r->chain, r->chain_len))
         return false;
-    return !r->spent || (r->chain_len == 0 && r->staple_len == 0);
+    return true;
 }
 
 int record_parse(const char *buf, size_t len, char server[HEX_LEN + 1], struct record *out,
@@ -195,7 +193,7 @@ static size_t num_len(int64_t v)
 
 size_t record_line_len(const struct record *r)
 {
-    return (r->spent ? 6 : 7) + num_len(r->born) + 1 + num_len(r->expires) + 1 + r->sess_len + 1 +
+    return 7 + num_len(r->born) + 1 + num_len(r->expires) + 1 + r->sess_len + 1 +
            (r->chain_len > 0 ? r->chain_len : 1) + (r->staple_len > 0 ? 1 + r->staple_len : 0) +
            1;
 }
@@ -203,9 +201,8 @@ size_t record_line_len(const struct record *r)
 size_t record_line(char *out, const struct record *r)
 {
     size_t o = 0;
-    const char *kind = r->spent ? "spent " : r->tls13 ? "tls1.3 " : "tls1.2 ";
-    o = strlen(kind);
-    memcpy(out, kind, o);
+    memcpy(out, r->tls13 ? "tls1.3 " : "tls1.2 ", 7);
+    o += 7;
     o += put_num(out + o, r->born);
     out[o++] = ' ';
     o += put_num(out + o, r->expires);

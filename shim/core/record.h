@@ -14,17 +14,14 @@
 #define HEX_LEN 64                 /* a SHA-256 in lowercase hex */
 #define RECORD_MAX_B64 (64 * 1024) /* one session, or one peer chain */
 #define RECORD_MAX_LINE (7 + 2 * 20 + 3 * RECORD_MAX_B64 + 5)
-/* the largest pool, a TLS 1.2 session, and a pool's worth of spent marks */
-#define RECORDS_MAX (2 * POOL_MAX + 1)
+#define RECORDS_MAX (POOL_MAX + 1) /* the largest pool and a TLS 1.2 session */
 
 /* One session in a store file. sess, chain and staple point into the text
  * they were parsed from: base64 of the session's DER, of the peer's
  * certificates' DER one after another (chain_len 0: none), and of the OCSP
- * response stapled in the full handshake behind it (staple_len 0: none).
- * A spent mark (spent, tls13) stands for a TLS 1.3 ticket a process took:
- * sess is then the base64 of its 8-byte digest, and there is no chain. */
+ * response stapled in the full handshake behind it (staple_len 0: none). */
 struct record {
-    bool tls13, spent;
+    bool tls13;
     int64_t born, expires;
     const char *sess, *chain, *staple;
     size_t sess_len, chain_len, staple_len;

@@ -596,13 +596,8 @@ static bool write_locked(int dfd, struct stored *const *list, int m, time_t now)
         evict(dfd);
         n = 0;
     }
-    int marks = 0;
     for (int i = 0; i < n; i++) {
         keep[i] = alive(&recs[i], now);
-        if (recs[i].spent) {
-            keep[i] = keep[i] && marks++ < pool_size;
-            continue;
-        }
         if (!keep[i])
             stat_add(ST_EXPIRED);
         else if (recs[i].tls13 && t13 == pool_size)
@@ -648,23 +643,65 @@ static bool decode(const struct tls_ops *ops, const struct record *r, struct poo
     return true;
 }
 
-/* A spent mark's text: the digest's 8 bytes, most significant first. */
-#define MARK_B64 12
-static void mark_text(uint64_t digest, char out[MARK_B64])
-{
-    unsigned char d[8];
-    for (int i = 0; i < 8; i++)
-        d[i] = (unsigned char)(digest >> (56 - 8 * i));
-    b64_encode(d, sizeof d, out);
-}
+/* DIR/spent: the TLS 1.3 tickets offered from the store, or by a program
+ * itself, so that a ticket is offered once, whoever offers it first,
+ * whichever entry (configuration) holds a copy of it. A table of
+ * SPENT_SLOTS slots of (digest, until), a ticket's slot one of SPENT_PROBE
+ * after its digest's place; each mark lives as long as a ticket can
+ * (MAX_LIFETIME). A window with no room loses its oldest mark: the store
+ * remembers up to about SPENT_SLOTS tickets a week. Read and written in
+ * place under the lock, 16 bytes a slot: a process killed meanwhile
+ * leaves one slot torn at worst. */
+#define SPENT_SLOTS 65536
+#define SPENT_PROBE 16
 
-/* Turns a taken ticket's record into its spent mark (store_claim). */
-static void spend(struct record *r, const struct tls_ops *ops, const void *sess,
-                  char text[MARK_B64])
+/* Under the lock: marks the ticket spent. 1: it was not; 0: it was,
+ * offered already; -1: the table cannot be used (nothing may be offered
+ * from the store then, nor can it be said what was). */
+static int spend(int dfd, uint64_t digest, time_t now)
 {
-    mark_text(ops->ticket_digest(sess), text);
-    *r = (struct record){.tls13 = true, .spent = true, .born = r->born, .expires = r->expires,
-                         .sess = text, .sess_len = MARK_B64};
+    off_t size;
+    int fd = open_file(dfd, "spent", O_RDWR | O_CREAT, &size);
+    if (fd < 0)
+        return -1;
+    const off_t whole = (off_t)SPENT_SLOTS * 16;
+    unsigned char w[SPENT_PROBE * 16];
+    uint64_t d = digest != 0 ? digest : 1; /* 0: an empty slot */
+    off_t at = (off_t)(d % (SPENT_SLOTS - SPENT_PROBE + 1)) * 16;
+    bool ok = (size == whole || ftruncate(fd, whole) == 0) &&
+              pread(fd, w, sizeof w, at) == (ssize_t)sizeof w;
+    int was = ok ? 1 : -1;
+    /* The slot: a free one (empty or past), else the oldest mark's. */
+    int pick = -1;
+    int64_t pick_until = INT64_MAX;
+    for (int i = 0; ok && i < SPENT_PROBE; i++) {
+        uint64_t sd = 0;
+        int64_t until = 0;
+        for (int b = 7; b >= 0; b--) {
+            sd = sd << 8 | w[16 * i + b];
+            until = (int64_t)((uint64_t)until << 8 | w[16 * i + 8 + b]);
+        }
+        bool live = sd != 0 && until > now;
+        if (live && sd == d)
+            ok = false, was = 0;
+        int64_t rank = live ? until : INT64_MIN;
+        if (rank < pick_until) {
+            pick = i;
+            pick_until = rank;
+        }
+    }
+    if (ok && pick >= 0) {
+        unsigned char slot[16];
+        int64_t until = (int64_t)now + MAX_LIFETIME;
+        for (int b = 0; b < 8; b++) {
+            slot[b] = (unsigned char)(d >> (8 * b));
+            slot[8 + b] = (unsigned char)((uint64_t)until >> (8 * b));
+        }
+        if (pwrite(fd, slot, sizeof slot, at + 16 * pick) != (ssize_t)sizeof slot)
+            was = -1;
+    }
+    close(fd);
+    return was;
 }
 
 void store_take(const struct key *k, time_t now, struct pooled *out)
@@ -676,21 +713,22 @@ void store_take(const struct key *k, time_t now, struct pooled *out)
     if (op_begin(&op) && name_entry(op.dfd, k, &st)) {
         struct record recs[RECORDS_MAX];
         bool keep[RECORDS_MAX];
-        char *buf, mark[MARK_B64];
+        char *buf;
         int n = load(op.dfd, &st, &buf, recs);
         bool changed = n == 0 && buf != NULL;
         for (int i = 0; i < n; i++) {
             keep[i] = alive(&recs[i], now);
             if (!keep[i])
                 stat_add(ST_EXPIRED);
-            /* A TLS 1.3 ticket leaves the store when taken, leaving its
-             * mark; a TLS 1.2 session stays for others. One that cannot be
-             * decoded goes. */
-            if (keep[i] && out->sess == NULL && !recs[i].spent) {
-                keep[i] = decode(k->ops, &recs[i], out);
-                if (keep[i] && recs[i].tls13)
-                    spend(&recs[i], k->ops, out->sess, mark);
-                changed |= recs[i].tls13;
+            /* A TLS 1.3 ticket leaves the store when taken, and is marked
+             * spent: one offered already (a copy another configuration
+             * held, or the program's own) goes. A TLS 1.2 session stays
+             * for others. One that cannot be decoded goes. */
+            if (keep[i] && out->sess == NULL) {
+                keep[i] = decode(k->ops, &recs[i], out) && !recs[i].tls13;
+                if (out->sess != NULL && recs[i].tls13 &&
+                    spend(op.dfd, k->ops->ticket_digest(out->sess), now) != 1)
+                    pooled_free(out);
             }
             changed |= !keep[i];
         }
@@ -710,23 +748,19 @@ void store_take(const struct key *k, time_t now, struct pooled *out)
 bool store_claim(const struct key *k, const void *sess, time_t now)
 {
     int saved = errno;
-    bool taken = false;
+    bool spent = false;
     struct stored st;
     struct op op;
     if (op_begin(&op) && name_entry(op.dfd, k, &st)) {
+        spent = spend(op.dfd, k->ops->ticket_digest(sess), now) == 0;
         struct record recs[RECORDS_MAX];
         bool keep[RECORDS_MAX];
-        char *buf, mine[MARK_B64];
-        mark_text(k->ops->ticket_digest(sess), mine);
+        char *buf;
         int n = load(op.dfd, &st, &buf, recs);
         bool changed = false;
         for (int i = 0; i < n; i++) {
-            keep[i] = true;
-            if (recs[i].spent) {
-                taken |= recs[i].sess_len == MARK_B64 && memcmp(recs[i].sess, mine, MARK_B64) == 0;
-                continue;
-            }
             struct pooled p;
+            keep[i] = true;
             if (!recs[i].tls13 || !alive(&recs[i], now) || !decode(k->ops, &recs[i], &p))
                 continue;
             keep[i] = !k->ops->same_ticket(p.sess, sess);
@@ -739,7 +773,7 @@ bool store_claim(const struct key *k, const void *sess, time_t now)
     }
     op_end(&op);
     errno = saved;
-    return taken;
+    return spent;
 }
 
 static struct stored *encode(const struct pooled *p)

@@ -23,12 +23,14 @@ struct stored;
 /* Nothing: the store is off (cfg->store NULL or refused). */
 void store_init(const struct config *cfg);
 bool store_on(void);
-/* Takes a session from the store: a TLS 1.3 ticket leaves it. */
+/* Takes a session from the store: a TLS 1.3 ticket leaves it, and is
+ * marked spent (store_claim). */
 void store_take(const struct key *k, time_t now, struct pooled *out);
-/* The application offers a TLS 1.3 ticket of its own (sess): a copy the
- * store holds for the key leaves it, and true when a process took one
- * before (a spent mark is left for each ticket taken, as long as it
- * lives): the ticket has been offered already. */
+/* The application offers a TLS 1.3 ticket of its own (sess): it is
+ * marked spent, so that no copy of it is taken from the store (under any
+ * key), and the copy held for the key leaves the store. True when it was
+ * spent already (a process took it, or a program offered it, before):
+ * then it has been offered once. False when the store cannot be used. */
 bool store_claim(const struct key *k, const void *sess, time_t now);
 /* Removes a key's entry (the application refused the server). */
 void store_forget(const struct key *k);
