@@ -11,9 +11,9 @@
 #include "real.h"
 
 void certcb_init(void);
-/* Sets the program's callback through a trampoline that tells the
- * connection it ran; false when it could not (the caller sets it as is). */
-bool certcb_set_ctx(SSL_CTX *ctx, shim_cert_cb cb, void *arg);
+/* Sets the program's callback on a connection through a trampoline that
+ * tells the connection it ran; false when it could not (the caller sets
+ * it as is). */
 bool certcb_set_ssl(SSL *s, shim_cert_cb cb, void *arg);
 
 #endif

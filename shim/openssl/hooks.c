@@ -409,29 +409,44 @@ IDENTITY_HOOK(SSL_CTX_set_psk_use_session_callback, SSL_CTX, ctx, ctx_recorded,
 IDENTITY_HOOK(SSL_set_psk_use_session_callback, SSL, s, settings_of,
               (SSL *s, SSL_psk_use_session_cb_func cb), (s, cb))
 
-/* A certificate callback is set through a trampoline that tells when it
- * runs (certcb.c); one that cannot be is taken as a PSK callback. */
-static bool cert_cb_wrapped(struct recorded *r, bool wrapped)
-{
-    r->cert_cb = true;
-    r->identity_cb |= !wrapped;
-    return wrapped;
-}
-
+/* A context's certificate callback is taken as a PSK callback: the
+ * connections made before it was set have none, and no hook can tell
+ * which (certcb.c). A connection's own is set through a trampoline that
+ * tells when it runs; one that cannot be is taken as a PSK callback too.
+ * cert_cb says whether the trampoline is the connection's callback now. */
 EXPORT void SSL_CTX_set_cert_cb(SSL_CTX *ctx, shim_cert_cb cb, void *arg)
 {
     REAL_OR_VOID(SSL_CTX_set_cert_cb, (ctx, cb, arg));
     struct recorded *r = cb != NULL && shim_active() ? ctx_recorded(ctx) : NULL;
-    if (r == NULL || !cert_cb_wrapped(r, certcb_set_ctx(ctx, cb, arg)))
-        ossl_SSL_CTX_set_cert_cb(ctx, cb, arg);
+    if (r != NULL)
+        r->identity_cb = true;
+    ossl_SSL_CTX_set_cert_cb(ctx, cb, arg);
 }
 
 EXPORT void SSL_set_cert_cb(SSL *s, shim_cert_cb cb, void *arg)
 {
     REAL_OR_VOID(SSL_set_cert_cb, (s, cb, arg));
-    struct recorded *r = cb != NULL && shim_active() ? settings_of(s) : NULL;
-    if (r == NULL || !cert_cb_wrapped(r, certcb_set_ssl(s, cb, arg)))
+    struct recorded *r = shim_active() ? settings_of(s) : NULL;
+    if (r != NULL)
+        r->cert_cb = false;
+    if (r != NULL && cb != NULL && !(r->cert_cb = certcb_set_ssl(s, cb, arg)))
+        r->identity_cb = true;
+    if (r == NULL || !r->cert_cb)
         ossl_SSL_set_cert_cb(s, cb, arg);
+}
+
+/* A connection moved to another context takes its certificate settings,
+ * and with them its certificate callback (ssl/ssl_lib.c: ssl_cert_dup of
+ * the new context's; none when it is the same context). */
+EXPORT SSL_CTX *SSL_set_SSL_CTX(SSL *s, SSL_CTX *ctx)
+{
+    REAL_OR(SSL_set_SSL_CTX, NULL, (s, ctx));
+    SSL_CTX *before = s != NULL && shim_active() ? R(SSL_get_SSL_CTX)(s) : NULL;
+    SSL_CTX *r = ossl_SSL_set_SSL_CTX(s, ctx);
+    struct recorded *rec = before != NULL && r != before ? settings_of(s) : NULL;
+    if (rec != NULL)
+        rec->cert_cb = false;
+    return r;
 }
 
 /* A handshake may start: a server's is the server mode's (once, at the
@@ -603,6 +618,18 @@ EXPORT SSL_SESSION *SSL_get1_session(SSL *s)
     return shown;
 }
 
+
+/* A ticket the application serializes may be offered again by it, in
+ * this process or a later one (curl's --ssl-sessions file), or never
+ * (Node's https Agent dies with the process): it stays the pools' and the
+ * store's too, and whoever offers it first has it (pool_claim). */
+EXPORT int i2d_SSL_SESSION(const SSL_SESSION *in, unsigned char **pp)
+{
+    REAL_OR(i2d_SSL_SESSION, 0, (in, pp));
+    if (in != NULL && shim_started() && session_is_tls13(in))
+        pool_serialized(&ossl_ops, in);
+    return ossl_i2d_SSL_SESSION(in, pp);
+}
 
 /* A connection resumed from the store: OpenSSL restores the peer's leaf
  * but not its chain, which programs read after the handshake (curl's

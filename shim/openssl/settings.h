@@ -16,9 +16,11 @@ struct recorded {
     int purpose, trust;
     /* A callback chooses what the client authenticates with: a PSK
      * (client or use-session; OpenSSL has no getter for either), or a
-     * certificate callback that could not be wrapped (certcb.c). */
+     * certificate callback not watched (a context's, or one that could not
+     * be wrapped: certcb.c). */
     bool identity_cb;
-    /* A certificate callback (SSL_[CTX_]set_cert_cb) is set. */
+    /* Connections: the certificate callback in force is the connection's
+     * own, watched through the trampoline (certcb.c). */
     bool cert_cb;
     shim_cert_verify_cb cert_verify_cb;
     void *cert_verify_arg;

@@ -116,10 +116,11 @@ static void put_recorded(struct key *k, const struct recorded *conn, const struc
     const struct recorded *sid = recorded_sid(conn, ctx);
     key_put(k, 'x', sid->sid, sid->sid_len);
     put_usage(k, conn, ctx);
-    /* Sessions of connections with a certificate callback hold no client
-     * certificate (conn.c keeps none earned where it ran), and are offered
-     * only to such connections: elsewhere a session may hold one. */
-    key_put_num(k, 'b', (conn != NULL && conn->cert_cb) || (ctx != NULL && ctx->cert_cb));
+    /* Sessions of connections whose certificate callback is watched hold
+     * no client certificate (conn.c keeps none earned where it ran), and
+     * are offered only to such connections: elsewhere a session may hold
+     * one. */
+    key_put_num(k, 'b', conn != NULL && conn->cert_cb);
 }
 
 /* What the judge cannot run again on a resumed connection, or cannot see
@@ -260,7 +261,7 @@ bool verdict_server_conf(SSL *s, const struct recorded *conn, const struct ctx_p
      * (SSL_set_verify with a callback, a verify store, a host to check):
      * its context's tickets are its own too. */
     bool by_name = ctx_rec != NULL &&
-                   (ctx_rec->name_cb || ctx_rec->identity_cb || ctx_rec->cert_cb ||
+                   (ctx_rec->name_cb || ctx_rec->identity_cb ||
                     (conn != NULL && (conn->identity_cb || conn->cert_cb)));
     if (by_name)
         key_put(&k, 'I', ctx_rec->identity, sizeof ctx_rec->identity);
