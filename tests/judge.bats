@@ -370,20 +370,26 @@ psk_fetch() {
     done
 }
 
+# clients_ca: a CA of clients, and alice's and bob's certificates, in
+# $BATS_FILE_TMPDIR/clients.
+clients_ca() {
+    local d="$BATS_FILE_TMPDIR/clients" who
+    [ -f "$d/bob.pem" ] && return
+    mkdir -p "$d"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+        -subj /CN=client-ca -keyout "$d/ca.key" -out "$d/ca.pem" 2>/dev/null
+    for who in alice bob; do
+        openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$who" \
+            -keyout "$d/$who.key" -out "$d/$who.csr" 2>/dev/null
+        openssl x509 -req -in "$d/$who.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" \
+            -CAcreateserial -days 2 -out "$d/$who.crt" 2>/dev/null
+        cat "$d/$who.crt" "$d/$who.key" > "$d/$who.pem"
+    done
+}
+
 @test "a callback choosing the client's certificate: another identity, or none, never resumes the first one's session" {
-    local d="$BATS_FILE_TMPDIR/clients" v who
-    if [ ! -f "$d/bob.pem" ]; then
-        mkdir -p "$d"
-        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
-            -subj /CN=client-ca -keyout "$d/ca.key" -out "$d/ca.pem" 2>/dev/null
-        for who in alice bob; do
-            openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$who" \
-                -keyout "$d/$who.key" -out "$d/$who.csr" 2>/dev/null
-            openssl x509 -req -in "$d/$who.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" \
-                -CAcreateserial -days 2 -out "$d/$who.crt" 2>/dev/null
-            cat "$d/$who.crt" "$d/$who.key" > "$d/$who.pem"
-        done
-    fi
+    local d="$BATS_FILE_TMPDIR/clients" v
+    clients_ca
     for v in $(versions); do
         start_psk $v --client-ca "$d/ca.pem"
         rm -rf "$STORE"
@@ -399,6 +405,39 @@ psk_fetch() {
         assert_failure
         assert_output --partial "reused=0 of=1 failed=1"
         assert_equal "$(offers)" 0
+    done
+}
+
+# The server's view of connection K: its client, or "fail".
+client_of() {
+    local line
+    line=$(grep "^conn=$1 " "$SLOG")
+    case $line in *status=ok*) sed -n 's/.* client=\([^ ]*\).*/\1/p' <<< "$line" ;; *) echo fail ;; esac
+}
+
+@test "a certificate callback is watched: its sessions resume where it never ran, and one not in force is never mistaken for it" {
+    clients_ca
+    local d="$BATS_FILE_TMPDIR/clients" cc="$ROOT/tests/bin/certcbclient" mode how
+    # no certificate asked for: the callback never runs, and the second
+    # connection resumes the first's session (without the shim it has none)
+    start_psk --tls13
+    run "$cc" watched "$PORT" "$CA" "$d/alice.pem" "$d/bob.pem"
+    assert_line "second: ok=1 reused=0"
+    run env LD_PRELOAD="$PRELOAD" "$cc" watched "$PORT" "$CA" "$d/alice.pem" "$d/bob.pem"
+    assert_line "second: ok=1 reused=1"
+    # a certificate asked for: whatever callback is in force on each
+    # connection, the server sees the client it sees without the shim, and a
+    # refusing callback fails the second connection as without it
+    for mode in watched late clearssl setctx clearctx; do
+        for how in "" refuse; do
+            start_psk --tls13 --client-ca "$d/ca.pem"
+            run "$cc" $mode "$PORT" "$CA" "$d/alice.pem" "$d/bob.pem" $how
+            local rc0=$status c1 c2
+            c1=$(client_of 1) c2=$(client_of 2)
+            run env LD_PRELOAD="$PRELOAD" "$cc" $mode "$PORT" "$CA" "$d/alice.pem" "$d/bob.pem" $how
+            assert_equal "$mode $how: exit $status" "$mode $how: exit $rc0"
+            assert_equal "$mode $how: $(client_of 3) $(client_of 4)" "$mode $how: $c1 $c2"
+        done
     done
 }
 

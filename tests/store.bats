@@ -391,6 +391,30 @@ snapshot() {
     assert_equal "$(connections)" 6
 }
 
+@test "a saved ticket is offered once across configurations, and however many tickets were taken since" {
+    start_psk --tls13 --tickets 1
+    local saved="$BATS_TEST_TMPDIR/saved" i
+    # offered from the file under another configuration (a host to check:
+    # another key) before a run under the saving one, and after one
+    stored "$CLIENT" --cafile "$CA" --keep --save "$saved" --n 1 "$PORT"
+    run stored "$CLIENT" --cafile "$CA" --verify-host localhost --load "$saved" --n 1 "$PORT"
+    assert_output "reused=1 of=1 failed=0"
+    run stored "$CLIENT" --cafile "$CA" --n 1 "$PORT"
+    assert_output "reused=0 of=1 failed=0"
+    rm -rf "$STORE" "$saved"
+    stored "$CLIENT" --cafile "$CA" --keep --save "$saved" --n 1 "$PORT"
+    # the store takes it first, then nine more tickets, one a run
+    for i in $(seq 10); do
+        run stored "$CLIENT" --cafile "$CA" --n 1 "$PORT"
+        assert_output "reused=1 of=1 failed=0"
+    done
+    run stored "$CLIENT" --cafile "$CA" --verify-host localhost --load "$saved" --n 1 "$PORT"
+    assert_success
+    run offered_twice
+    assert_output ""
+    assert_equal "$(connections)" 15
+}
+
 @test "a ticket the program takes with SSL_get1_session reaches the store at exit, unless it offered it" {
     # One ticket per handshake: a connection's newest is its only one.
     start_psk --tls13 --tickets 1
