@@ -11,49 +11,54 @@
 static uint64_t disowned[DISOWNED];
 static unsigned disowned_next;
 
-/* Tickets the application serialized, and whether the shim has offered
- * each since: a set, each entry living as long as a ticket can. */
+/* The tickets the application serialized and those a pool handed out
+ * (offered), the oldest first (uthash keeps the order they were added):
+ * with no room, the oldest goes. */
 struct mark {
     UT_hash_handle hh;
     uint64_t digest;
-    time_t until;
     bool offered;
 };
 static struct mark *marks;
 
-bool owned_serialized(uint64_t d, time_t now)
-{
-    struct mark *m, *tmp;
-    HASH_FIND(hh, marks, &d, sizeof d, m);
-    if (m != NULL)
-        return true;
-    if (HASH_COUNT(marks) >= MARKS_MAX)
-        HASH_ITER(hh, marks, m, tmp) if (m->until <= now) {
-            HASH_DEL(marks, m);
-            free(m);
-        }
-    if (HASH_COUNT(marks) >= MARKS_MAX || (m = malloc(sizeof *m)) == NULL)
-        return false;
-    *m = (struct mark){.digest = d, .until = now + MAX_LIFETIME};
-    HASH_ADD(hh, marks, digest, sizeof m->digest, m);
-    return true;
-}
-
-bool owned_offer(uint64_t d)
+static struct mark *mark_of(uint64_t d)
 {
     struct mark *m;
     HASH_FIND(hh, marks, &d, sizeof d, m);
+    return m;
+}
+
+static void add_mark(uint64_t d, bool offered)
+{
+    struct mark *m = marks;
+    if (m != NULL && HASH_COUNT(marks) >= MARKS_MAX)
+        HASH_DEL(marks, m); /* the oldest; its memory is reused */
+    else
+        m = malloc(sizeof *m);
     if (m == NULL)
-        return true;
-    bool first = !m->offered;
-    m->offered = true;
-    return first;
+        return;
+    *m = (struct mark){.digest = d, .offered = offered};
+    HASH_ADD(hh, marks, digest, sizeof m->digest, m);
+}
+
+void owned_serialized(uint64_t d)
+{
+    if (mark_of(d) == NULL)
+        add_mark(d, false);
+}
+
+void owned_offer(uint64_t d)
+{
+    struct mark *m = mark_of(d);
+    if (m != NULL)
+        m->offered = true;
+    else
+        add_mark(d, true);
 }
 
 bool owned_is_spent(uint64_t d)
 {
-    struct mark *m;
-    HASH_FIND(hh, marks, &d, sizeof d, m);
+    struct mark *m = mark_of(d);
     if (m != NULL && !m->offered) {
         /* the application offers it first: the pools never will */
         HASH_DEL(marks, m);
@@ -61,6 +66,12 @@ bool owned_is_spent(uint64_t d)
         return false;
     }
     return m != NULL;
+}
+
+bool owned_is_pending(uint64_t d)
+{
+    const struct mark *m = mark_of(d);
+    return m != NULL && !m->offered;
 }
 
 #define RESERVED POOL_MAX

@@ -10,23 +10,22 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <time.h>
 
 struct stored;
 
 bool owned_is_disowned(uint64_t digest);
 void owned_disown(uint64_t digest);
 /* Tickets the application serialized (i2d_SSL_SESSION), which stay the
- * pools' too: whoever offers one first has it. owned_serialized records
- * one (false: no room, MARKS_MAX live; it is then the application's
- * alone); owned_offer, as a pool hands a ticket out, says whether it may
- * go (false: it was offered already); owned_is_spent, as the application
- * offers one itself, whether the shim offered it first (if not, it is the
- * application's from now on). */
-#define MARKS_MAX 65536
-bool owned_serialized(uint64_t digest, time_t now);
-bool owned_offer(uint64_t digest);
+ * pools' too, and those the pools handed out: whoever offers one first
+ * has it. owned_offer, as a pool hands a ticket out; owned_is_spent, as
+ * the application offers one itself: whether the shim offered it first
+ * (if not, it is the application's from now on); owned_is_pending: one
+ * serialized and not offered yet. The last MARKS_MAX are remembered. */
+#define MARKS_MAX 16384
+void owned_serialized(uint64_t digest);
+void owned_offer(uint64_t digest);
 bool owned_is_spent(uint64_t digest);
+bool owned_is_pending(uint64_t digest);
 /* Reserves a ticket's encoding (the room owns it from now on); the oldest
  * reservation goes when there is no room. */
 void owned_reserve(uint64_t digest, struct stored *st);

@@ -468,10 +468,8 @@ void pool_serialized(const struct tls_ops *ops, const void *sess)
 {
     uint64_t digest = ops->ticket_digest(sess);
     pthread_mutex_lock(&lock);
-    bool kept = owned_serialized(digest, time(NULL));
+    owned_serialized(digest);
     pthread_mutex_unlock(&lock);
-    if (!kept)
-        discard(NULL, ops, sess, false);
 }
 
 void pool_took(const struct key *k, const struct tls_ops *ops, const void *sess)
@@ -507,8 +505,24 @@ static void atfork_prepare(void)
     pthread_mutex_lock(&lock);
 }
 
+/* The child may offer the bytes of a ticket the application serialized
+ * and no one offered yet: the parent's pools give such tickets up (the
+ * child gives up all of its TLS 1.3 tickets). */
 static void atfork_parent(void)
 {
+    struct server *sv, *tmp;
+    HASH_ITER(hh, servers, sv, tmp) {
+        for (unsigned i = 0; i < sv->n13;) {
+            struct slot s = sv->t13[i];
+            if (owned_is_pending(s.p.ops->ticket_digest(s.p.sess))) {
+                free(s.st);
+                bury(s.p);
+                remove_t13(sv, i);
+            } else {
+                i++;
+            }
+        }
+    }
     pthread_mutex_unlock(&lock);
 }
 

@@ -50,8 +50,8 @@ unsigned pool_generation(void);
  * store's copy leaves the store; false when the shim offered that ticket
  * already, in this process or another.
  * pool_serialized: the application serialized a TLS 1.3 ticket; it stays
- * the pools' too, and whoever offers it first has it (owned.h), unless
- * there is no room to remember it: then it is the application's alone.
+ * the pools' too, and whoever offers it first has it (owned.h); a fork
+ * takes it out of the parent's pools, for the child may offer it.
  * pool_took: the same for one it took (SSL_get1_session), as one its
  * new-session callback kept: its reservation for the store stays.
  * pool_reserve: one the application keeps for itself is published to the

@@ -437,13 +437,17 @@ EXPORT void SSL_set_cert_cb(SSL *s, shim_cert_cb cb, void *arg)
 
 /* A connection moved to another context takes its certificate settings,
  * and with them its certificate callback (ssl/ssl_lib.c: ssl_cert_dup of
- * the new context's; none when it is the same context). */
+ * the new context's; none when it is the same context: checked, a
+ * connection's own callback stays then and goes with another). */
 EXPORT SSL_CTX *SSL_set_SSL_CTX(SSL *s, SSL_CTX *ctx)
 {
     REAL_OR(SSL_set_SSL_CTX, NULL, (s, ctx));
     SSL_CTX *before = s != NULL && shim_active() ? R(SSL_get_SSL_CTX)(s) : NULL;
     SSL_CTX *r = ossl_SSL_set_SSL_CTX(s, ctx);
-    struct recorded *rec = before != NULL && r != before ? settings_of(s) : NULL;
+    /* NULL stands for the session context, but the settings are replaced
+     * even when that is the context the connection had (ssl/ssl_lib.c
+     * compares before it substitutes). */
+    struct recorded *rec = before != NULL && r != NULL && ctx != before ? settings_of(s) : NULL;
     if (rec != NULL)
         rec->cert_cb = false;
     return r;
