@@ -51,7 +51,8 @@ CMD_LDFLAGS += -Wl,--gc-sections -Wl,-z,noseparate-code
 TESTBIN := tests/bin/client tests/bin/pskserver tests/bin/fuzzstore tests/bin/delayrelay \
            tests/bin/lifecycle tests/bin/vhostserver tests/bin/vhostclient tests/bin/policyserver \
            tests/bin/gnutlsclient tests/bin/dualclient tests/bin/verifyedge tests/bin/unit \
-           tests/bin/trustload tests/bin/certcbclient
+           tests/bin/trustload tests/bin/certcbclient \
+           tests/bin/serialclient
 
 all: libresumeshim.so build/resumeshim scripts/resumeshim
 

@@ -6,6 +6,8 @@
  *   late     SSL_CTX_set_cert_cb after SSL_new of the first connection
  *   clearssl SSL_set_cert_cb(s1, cb) then SSL_set_cert_cb(s1, NULL, NULL)
  *   setctx   SSL_set_cert_cb(s1, cb) then SSL_set_SSL_CTX(s1, ctx2)
+ *   setnull  SSL_set_cert_cb(s1, cb) then SSL_set_SSL_CTX(s1, NULL) (the
+ *            session context: the same, yet its settings are taken again)
  *   clearctx SSL_CTX_set_cert_cb(ctxA, cb) then (ctxA, NULL, NULL); the
  *            second on ctxB, with the callback
  * refuse: the callback refuses (returns 0) instead of choosing bob.
@@ -105,6 +107,13 @@ int main(int argc, char **argv)
         s1 = SSL_new(ctx);
         SSL_set_cert_cb(s1, use_bob, NULL);
         SSL_set_SSL_CTX(s1, ctx2);
+        run(s1, port, "first");
+        s2 = SSL_new(ctx);
+        SSL_set_cert_cb(s2, use_bob, NULL);
+    } else if (!strcmp(mode, "setnull")) {
+        s1 = SSL_new(ctx);
+        SSL_set_cert_cb(s1, use_bob, NULL);
+        SSL_set_SSL_CTX(s1, NULL);
         run(s1, port, "first");
         s2 = SSL_new(ctx);
         SSL_set_cert_cb(s2, use_bob, NULL);

@@ -428,7 +428,7 @@ client_of() {
     # a certificate asked for: whatever callback is in force on each
     # connection, the server sees the client it sees without the shim, and a
     # refusing callback fails the second connection as without it
-    for mode in watched late clearssl setctx clearctx; do
+    for mode in watched late clearssl setctx setnull clearctx; do
         for how in "" refuse; do
             start_psk --tls13 --client-ca "$d/ca.pem"
             run "$cc" $mode "$PORT" "$CA" "$d/alice.pem" "$d/bob.pem" $how

@@ -415,6 +415,25 @@ snapshot() {
     assert_equal "$(connections)" 15
 }
 
+@test "a ticket the program serializes after the shim offered it, keeps by reference, or leaves to a child, is offered once" {
+    start_psk --tls13
+    local mode out0
+    for mode in getsess upref fork; do
+        run timeout 60 "$ROOT/tests/bin/serialclient" $mode "$PORT" "$CA"
+        assert_success
+        out0=$(grep -c 'ok=1' <<< "$output")
+        run env LD_PRELOAD="$PRELOAD" timeout 60 "$ROOT/tests/bin/serialclient" $mode "$PORT" "$CA"
+        assert_success
+        assert_equal "$mode: $(grep -c 'ok=1' <<< "$output")" "$mode: $out0"
+        run stored "$ROOT/tests/bin/serialclient" $mode "$PORT" "$CA"
+        assert_success
+        assert_equal "$mode: $(grep -c 'ok=1' <<< "$output")" "$mode: $out0"
+    done
+    run offered_twice
+    assert_output ""
+    assert_equal "$(connections)" 27
+}
+
 @test "a ticket the program takes with SSL_get1_session reaches the store at exit, unless it offered it" {
     # One ticket per handshake: a connection's newest is its only one.
     start_psk --tls13 --tickets 1
