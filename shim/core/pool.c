@@ -30,6 +30,7 @@
 struct slot {
     struct pooled p;
     struct stored *st;      /* NULL: no store, or it is there already */
+    bool shared;            /* a TLS 1.3 ticket the store has too (pool_put) */
 };
 
 struct server {
@@ -190,7 +191,7 @@ static void keep_t12(struct server *sv, const struct pooled *p)
 {
     if (sv->t12.p.sess != NULL || !p->ops->up_ref(p->sess))
         return;
-    sv->t12 = (struct slot){*p, NULL};
+    sv->t12 = (struct slot){*p, NULL, false};
     sv->t12.p.chain = chain_copy(&p->chain);
 }
 
@@ -220,12 +221,14 @@ void pool_take(const struct key *k, time_t now, struct pooled *out)
         return;
     }
     /* After the exit flush, the tickets still here are in the store too. */
+    bool shared = false;
     while (sv != NULL && sv->n13 > 0 && !flushed) {
         struct slot s = sv->t13[0];
         remove_t13(sv, 0);
         if (usable(&s.p, now)) {
             *out = s.p;
             free(s.st);
+            shared = s.shared;
             owned_offer(s.p.ops->ticket_digest(s.p.sess));
             break;
         }
@@ -246,6 +249,10 @@ void pool_take(const struct key *k, time_t now, struct pooled *out)
         private_copy(&t12, out);
         return;
     }
+    /* The store's copy of a ticket shared with it is spent first: another
+     * process may have taken it. */
+    if (shared && store_spend(k, out->sess, now) != 1)
+        pooled_free(out);
     if (out->sess != NULL || !store_on())
         return;
     store_take(k, now, &t12);
@@ -335,7 +342,7 @@ void pool_put(const struct key *k, struct pooled p, unsigned gen)
     d.n = 0;
     bool tls13 = p.ops->is_tls13(p.sess);
     uint64_t digest = tls13 ? p.ops->ticket_digest(p.sess) : 0;
-    struct slot s = {p, NULL};
+    struct slot s = {p, NULL, false};
     struct stored *batch[OUTBOX];
     pthread_mutex_lock(&lock);
     /* A ticket reserved for the store (pool_reserve) comes here when its
@@ -358,19 +365,18 @@ void pool_put(const struct key *k, struct pooled p, unsigned gen)
     if (wanted && sv == NULL)
         sv = create(k, hv, &d);
     /* The first session of each server goes to the store at once (see
-     * pool_write_through). A ticket written so leaves this process's pool
-     * (another process may take it); a TLS 1.2 session stays in both. */
+     * pool_write_through), and stays here too: a TLS 1.3 ticket so shared
+     * is spent in the store before it is offered from here (pool_take), as
+     * the store spends what it hands out, so only one of them offers it. */
     struct stored *now = NULL;
     if (sv != NULL && s.st != NULL && !sv->written) {
         sv->written = true;
         now = s.st;
         s.st = NULL;
     }
+    s.shared = now != NULL && tls13;
     if (sv == NULL) {
         drop(&d, s, ST_EVICTED);
-    } else if (tls13 && now != NULL) {
-        let_go(&d, s.p);
-        stat_add(ST_TICKETS);
     } else if (tls13) {
         if (sv->n13 == (unsigned)pool_size)
             send_off(&d, sv->t13[--sv->n13]);

@@ -704,6 +704,17 @@ static int spend(int dfd, uint64_t digest, time_t now)
     return was;
 }
 
+int store_spend(const struct key *k, const void *sess, time_t now)
+{
+    int saved = errno, r = -1;
+    struct op op;
+    if (op_begin(&op))
+        r = spend(op.dfd, k->ops->ticket_digest(sess), now);
+    op_end(&op);
+    errno = saved;
+    return r;
+}
+
 void store_take(const struct key *k, time_t now, struct pooled *out)
 {
     int saved = errno;

@@ -32,6 +32,9 @@ void store_take(const struct key *k, time_t now, struct pooled *out);
  * spent already (a process took it, or a program offered it, before):
  * then it has been offered once. False when the store cannot be used. */
 bool store_claim(const struct key *k, const void *sess, time_t now);
+/* Marks a TLS 1.3 ticket spent, as store_take does: 1 when it was not
+ * (it may be offered), 0 when it was, -1 when the store cannot say. */
+int store_spend(const struct key *k, const void *sess, time_t now);
 /* Removes a key's entry (the application refused the server). */
 void store_forget(const struct key *k);
 /* A session encoded and named now (NULL when it cannot be), to be written
