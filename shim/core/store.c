@@ -252,10 +252,11 @@ static void op_end(struct op *op)
     *op = (struct op){-1, -1, false};
 }
 
-/* The file's contents, size bytes (its size when opened) at most. */
-static char *read_all(int fd, off_t size, size_t *len)
+/* The file's contents, size bytes (its size when opened) at most; NULL
+ * for a file larger than max. */
+static char *read_all(int fd, off_t size, uint64_t max, size_t *len)
 {
-    if (size < 0 || size > FILE_MAX)
+    if (size < 0 || (uint64_t)size > max)
         return NULL;
     char *buf = malloc((size_t)size + 1);
     size_t got = 0;
@@ -269,21 +270,18 @@ static char *read_all(int fd, off_t size, size_t *len)
     return buf;
 }
 
-/* Replaces name with the given contents, or removes it when there are none. */
-static bool replace(int dfd, const char *name, const char *buf, size_t len)
+/* Writes the contents to tmp and renames it over name: 1 done, 0 failed
+ * (nothing left behind), -1 tmp could not be made. */
+static int write_renamed(int dfd, const char *tmp, const char *name, const char *buf, size_t len)
 {
-    if (len == 0)
-        return unlinkat(dfd, name, 0) == 0 || errno == ENOENT;
     /* Made here with O_EXCL, so it is this process's own file, 0600 at
      * most. Whatever a killed process left as tmp is scratch: made anew. */
     int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-    int fd = openat(dfd, "tmp", flags, 0600);
-    if (fd < 0 && errno == EEXIST && unlinkat(dfd, "tmp", 0) == 0)
-        fd = openat(dfd, "tmp", flags, 0600);
-    if (fd < 0) {
-        refuse(T_ERRNO, "tmp", NULL);
-        return false;
-    }
+    int fd = openat(dfd, tmp, flags, 0600);
+    if (fd < 0 && errno == EEXIST && unlinkat(dfd, tmp, 0) == 0)
+        fd = openat(dfd, tmp, flags, 0600);
+    if (fd < 0)
+        return -1;
     size_t done = 0;
     while (done < len) {
         ssize_t n = write(fd, buf + done, len - done);
@@ -295,10 +293,21 @@ static bool replace(int dfd, const char *name, const char *buf, size_t len)
     }
     /* A part written (a full disk) is secrets left lying about: gone
      * before the lock is let go, whatever failed. */
-    bool ok = close(fd) == 0 && done == len && renameat(dfd, "tmp", dfd, name) == 0;
+    bool ok = close(fd) == 0 && done == len && renameat(dfd, tmp, dfd, name) == 0;
     if (!ok)
-        unlinkat(dfd, "tmp", 0);
+        unlinkat(dfd, tmp, 0);
     return ok;
+}
+
+/* Replaces name with the given contents, or removes it when there are none. */
+static bool replace(int dfd, const char *name, const char *buf, size_t len)
+{
+    if (len == 0)
+        return unlinkat(dfd, name, 0) == 0 || errno == ENOENT;
+    int r = write_renamed(dfd, "tmp", name, buf, len);
+    if (r < 0)
+        refuse(T_ERRNO, "tmp", NULL);
+    return r == 1;
 }
 
 /* SHA-256 of the salt, a newline and the data, in hex. */
@@ -520,7 +529,7 @@ static int load(int dfd, const struct stored *st, char **buf, struct record *rec
     int fd = open_file(dfd, st->name, O_RDONLY, &size);
     if (fd < 0)
         return errno == ENOENT ? -1 : -2;
-    *buf = read_all(fd, size, &len);
+    *buf = read_all(fd, size, FILE_MAX, &len);
     close(fd);
     char server[HEX_LEN + 1];
     int n = *buf != NULL ? record_parse(*buf, len, server, recs, RECORDS_MAX) : -1;
@@ -917,7 +926,7 @@ bool store_rewrite(const char *name, size_t max, store_update update, void *arg)
         int fd = open_file(op.dfd, name, O_RDONLY, &size);
         bool readable = fd >= 0 || errno == ENOENT;
         if (fd >= 0) {
-            in = read_all(fd, size, &len);
+            in = read_all(fd, size, FILE_MAX, &len);
             readable = in != NULL;
             close(fd);
         }
@@ -956,14 +965,8 @@ bool store_side_read(const char *name, char **buf, size_t *len)
     if (side_name(name) && op_open(&op)) {
         off_t size;
         int fd = open_file(op.dfd, name, O_RDONLY, &size);
-        char *b = fd >= 0 && size > 0 && (uint64_t)size <= SIDE_MAX ? malloc((size_t)size) : NULL;
         size_t got = 0;
-        while (b != NULL && got < (size_t)size) {
-            ssize_t n = read(fd, b + got, (size_t)size - got);
-            if (n <= 0)
-                break;
-            got += (size_t)n;
-        }
+        char *b = fd >= 0 && size > 0 ? read_all(fd, size, SIDE_MAX, &got) : NULL;
         if (b != NULL && got == (size_t)size) {
             *buf = b;
             *len = got;
@@ -995,22 +998,7 @@ bool store_side_write(const char *name, const char *buf, size_t len)
     char tmp[64];
     snprintf(tmp, sizeof tmp, ".side.%ld", (long)getpid());
     if (side_name(name) && len > 0 && len <= SIDE_MAX && op_open(&op)) {
-        int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-        int fd = openat(op.dfd, tmp, flags, 0600);
-        if (fd < 0 && errno == EEXIST && unlinkat(op.dfd, tmp, 0) == 0)
-            fd = openat(op.dfd, tmp, flags, 0600);
-        size_t done = 0;
-        while (fd >= 0 && done < len) {
-            ssize_t n = write(fd, buf + done, len - done);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0)
-                break;
-            done += (size_t)n;
-        }
-        ok = fd >= 0 && close(fd) == 0 && done == len && renameat(op.dfd, tmp, op.dfd, name) == 0;
-        if (!ok && fd >= 0)
-            unlinkat(op.dfd, tmp, 0);
+        ok = write_renamed(op.dfd, tmp, name, buf, len) == 1;
         if (ok)
             prune_side(op.dfd);
     }
@@ -1149,7 +1137,7 @@ bool store_list(const char *path, char salt[HEX_LEN + 1], store_visit visit, voi
         /* Rewritten by renames: each file read is whole without the lock. */
         int fd = ok ? open_file(dfd, names[i], O_RDONLY, &size) : -1;
         if (fd >= 0) {
-            buf = read_all(fd, size, &len);
+            buf = read_all(fd, size, FILE_MAX, &len);
             close(fd);
         }
         int m = buf != NULL ? record_parse(buf, len, server, recs, RECORDS_MAX) : -1;

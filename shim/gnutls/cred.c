@@ -6,16 +6,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <uthash.h>
-
 #include "cred.h"
-#include "fork.h"
+#include "credtab.h"
 #include "real.h"
 #include "session.h"
 
 struct cred_state {
-    UT_hash_handle hh;
-    const void *cred;
+    struct credent e; /* first */
     struct cred_view v;
     /* The identity in v was computed over this many keys (GnuTLS only
      * ever adds keys, until gnutls_certificate_free_keys drops them all). */
@@ -24,43 +21,26 @@ struct cred_state {
     unsigned keys_gen; /* changed by each free_keys */
 };
 
-static struct cred_state *creds;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct credtab tab = CREDTAB_INIT;
 
 void cred_init(void)
 {
-    fork_guard(&lock);
+    credtab_init(&tab);
 }
 
 static struct cred_state *find(const void *cred)
 {
-    struct cred_state *c;
-    HASH_FIND_PTR(creds, &cred, c);
-    return c;
+    return credtab_find(&tab, cred);
 }
 
 void cred_new(const void *cred)
 {
-    struct cred_state *c = calloc(1, sizeof *c), *old;
-    pthread_mutex_lock(&lock);
-    if ((old = find(cred)) != NULL)
-        HASH_DEL(creds, old);
-    if (c != NULL) {
-        c->cred = cred;
-        HASH_ADD_PTR(creds, cred, c);
-    }
-    pthread_mutex_unlock(&lock);
-    free(old);
+    credtab_new(&tab, cred, sizeof(struct cred_state));
 }
 
 void cred_gone(const void *cred)
 {
-    pthread_mutex_lock(&lock);
-    struct cred_state *c = find(cred);
-    if (c != NULL)
-        HASH_DEL(creds, c);
-    pthread_mutex_unlock(&lock);
-    free(c);
+    credtab_gone(&tab, cred);
 }
 
 /* The digest so far, then the input: inputs given in another order, or
@@ -68,7 +48,7 @@ void cred_gone(const void *cred)
 void cred_trust(const void *cred, char kind, const void *data, size_t len)
 {
     unsigned char *buf = malloc(32 + 1 + sizeof len + len), md[32];
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&tab.lock);
     struct cred_state *c = find(cred);
     if (c != NULL && buf != NULL) {
         memcpy(buf, c->v.trust, 32);
@@ -80,7 +60,7 @@ void cred_trust(const void *cred, char kind, const void *data, size_t len)
         if (gsession_sha256(buf, 33 + sizeof len + len, md))
             memcpy(c->v.trust, md, 32);
     }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&tab.lock);
     free(buf);
 }
 
@@ -108,42 +88,42 @@ void cred_trust_file(const void *cred, char kind, const char *path)
 
 void cred_verify_function(const void *cred, gnutls_certificate_verify_function *fn)
 {
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&tab.lock);
     struct cred_state *c = find(cred);
     if (c != NULL)
         c->v.verify_fn = fn;
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&tab.lock);
 }
 
 void cred_retrieve(const void *cred, bool set)
 {
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&tab.lock);
     struct cred_state *c = find(cred);
     if (c != NULL)
         c->v.retrieve = set;
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&tab.lock);
 }
 
 void cred_limits(const void *cred, unsigned max_bits, unsigned max_depth)
 {
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&tab.lock);
     struct cred_state *c = find(cred);
     if (c != NULL) {
         c->v.max_bits = max_bits;
         c->v.max_depth = max_depth;
     }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&tab.lock);
 }
 
 void cred_keys_gone(const void *cred)
 {
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&tab.lock);
     struct cred_state *c = find(cred);
     if (c != NULL) {
         c->id_done = false;
         c->keys_gen++;
     }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&tab.lock);
 }
 
 /* One more item into a running digest: sha256(digest so far, tag, item). */
@@ -205,7 +185,7 @@ static bool identity(const void *cred, unsigned char md[32], unsigned *keys)
 
 bool cred_view(const void *cred, struct cred_view *out)
 {
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&tab.lock);
     struct cred_state *c = find(cred);
     bool fresh = false;
     unsigned have = 0, gen = 0;
@@ -215,7 +195,7 @@ bool cred_view(const void *cred, struct cred_view *out)
         have = c->id_keys;
         gen = c->keys_gen;
     }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&tab.lock);
     if (c == NULL)
         return false;
     /* Keys are only ever added: one past those counted means more. */
@@ -224,13 +204,13 @@ bool cred_view(const void *cred, struct cred_view *out)
         return true;
     unsigned keys;
     out->identity_ok = identity(cred, out->identity, &keys);
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&tab.lock);
     if ((c = find(cred)) != NULL && c->keys_gen == gen) {
         memcpy(c->v.identity, out->identity, sizeof out->identity);
         c->v.identity_ok = out->identity_ok;
         c->id_keys = keys;
         c->id_done = true;
     }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&tab.lock);
     return true;
 }

@@ -4,55 +4,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <uthash.h>
-
-#include "fork.h"
+#include "credtab.h"
 #include "psk.h"
 #include "session.h"
 
 struct psk_state {
-    UT_hash_handle hh;
-    const void *cred;
+    struct credent e; /* first */
     struct psk_view v;
 };
 
-static struct psk_state *creds;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct credtab tab = CREDTAB_INIT;
 
 void psk_init(void)
 {
-    fork_guard(&lock);
+    credtab_init(&tab);
 }
 
 static struct psk_state *find(const void *cred)
 {
-    struct psk_state *c;
-    HASH_FIND_PTR(creds, &cred, c);
-    return c;
+    return credtab_find(&tab, cred);
 }
 
 void psk_new(const void *cred)
 {
-    struct psk_state *c = calloc(1, sizeof *c), *old;
-    pthread_mutex_lock(&lock);
-    if ((old = find(cred)) != NULL)
-        HASH_DEL(creds, old);
-    if (c != NULL) {
-        c->cred = cred;
-        HASH_ADD_PTR(creds, cred, c);
-    }
-    pthread_mutex_unlock(&lock);
-    free(old);
+    credtab_new(&tab, cred, sizeof(struct psk_state));
 }
 
 void psk_gone(const void *cred)
 {
-    pthread_mutex_lock(&lock);
-    struct psk_state *c = find(cred);
-    if (c != NULL)
-        HASH_DEL(creds, c);
-    pthread_mutex_unlock(&lock);
-    free(c);
+    credtab_gone(&tab, cred);
 }
 
 /* A later call replaces the earlier, as in GnuTLS. The digest covers the
@@ -73,7 +53,7 @@ void psk_set(const void *cred, const void *user, size_t user_len, const void *ke
         memset(buf, 0, n);
     }
     free(buf);
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&tab.lock);
     struct psk_state *c = find(cred);
     if (c != NULL) {
         c->v.set = true;
@@ -81,24 +61,24 @@ void psk_set(const void *cred, const void *user, size_t user_len, const void *ke
         if (ok)
             memcpy(c->v.identity, md, sizeof md);
     }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&tab.lock);
 }
 
 void psk_callback(const void *cred, bool set)
 {
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&tab.lock);
     struct psk_state *c = find(cred);
     if (c != NULL)
         c->v.callback = set;
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&tab.lock);
 }
 
 bool psk_view(const void *cred, struct psk_view *out)
 {
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&tab.lock);
     struct psk_state *c = find(cred);
     if (c != NULL)
         *out = c->v;
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&tab.lock);
     return c != NULL;
 }
