@@ -31,6 +31,7 @@ struct slot {
     struct pooled p;
     struct stored *st;      /* NULL: no store, or it is there already */
     bool shared;            /* a TLS 1.3 ticket the store has too (pool_put) */
+    uint64_t digest;        /* a TLS 1.3 ticket's (ticket_digest) */
 };
 
 struct server {
@@ -191,7 +192,7 @@ static void keep_t12(struct server *sv, const struct pooled *p)
 {
     if (sv->t12.p.sess != NULL || !p->ops->up_ref(p->sess))
         return;
-    sv->t12 = (struct slot){*p, NULL, false};
+    sv->t12 = (struct slot){*p, NULL, false, 0};
     sv->t12.p.chain = chain_copy(&p->chain);
 }
 
@@ -222,6 +223,7 @@ void pool_take(const struct key *k, time_t now, struct pooled *out)
     }
     /* After the exit flush, the tickets still here are in the store too. */
     bool shared = false;
+    uint64_t digest = 0;
     while (sv != NULL && sv->n13 > 0 && !flushed) {
         struct slot s = sv->t13[0];
         remove_t13(sv, 0);
@@ -229,7 +231,8 @@ void pool_take(const struct key *k, time_t now, struct pooled *out)
             *out = s.p;
             free(s.st);
             shared = s.shared;
-            owned_offer(s.p.ops->ticket_digest(s.p.sess));
+            digest = s.digest;
+            owned_offer(digest);
             break;
         }
         drop(&d, s, ST_EXPIRED);
@@ -251,14 +254,14 @@ void pool_take(const struct key *k, time_t now, struct pooled *out)
     }
     /* The store's copy of a ticket shared with it is spent first: another
      * process may have taken it. */
-    if (shared && store_spend(k, out->sess, now) != 1)
+    if (shared && store_spend(digest, now) != 1)
         pooled_free(out);
     if (out->sess != NULL || !store_on())
         return;
     store_take(k, now, &t12);
     if (t12.sess == NULL || t12.ops->is_tls13(t12.sess)) {
         if (t12.sess != NULL) {
-            uint64_t digest = t12.ops->ticket_digest(t12.sess);
+            digest = t12.ops->ticket_digest(t12.sess);
             pthread_mutex_lock(&lock);
             owned_offer(digest);
             pthread_mutex_unlock(&lock);
@@ -342,7 +345,7 @@ void pool_put(const struct key *k, struct pooled p, unsigned gen)
     d.n = 0;
     bool tls13 = p.ops->is_tls13(p.sess);
     uint64_t digest = tls13 ? p.ops->ticket_digest(p.sess) : 0;
-    struct slot s = {p, NULL, false};
+    struct slot s = {p, NULL, false, digest};
     struct stored *batch[OUTBOX];
     pthread_mutex_lock(&lock);
     /* A ticket reserved for the store (pool_reserve) comes here when its
@@ -466,7 +469,7 @@ bool pool_claim(const struct key *k, const struct tls_ops *ops, const void *sess
     pthread_mutex_unlock(&lock);
     discard(k, ops, sess, false);
     if (!offered && store_on())
-        offered = store_claim(k, sess, time(NULL));
+        offered = store_claim(k, sess, digest, time(NULL));
     return !offered;
 }
 
@@ -520,7 +523,7 @@ static void atfork_parent(void)
     HASH_ITER(hh, servers, sv, tmp) {
         for (unsigned i = 0; i < sv->n13;) {
             struct slot s = sv->t13[i];
-            if (owned_is_pending(s.p.ops->ticket_digest(s.p.sess))) {
+            if (owned_is_pending(s.digest)) {
                 free(s.st);
                 bury(s.p);
                 remove_t13(sv, i);

@@ -713,12 +713,12 @@ static int spend(int dfd, uint64_t digest, time_t now)
     return was;
 }
 
-int store_spend(const struct key *k, const void *sess, time_t now)
+int store_spend(uint64_t digest, time_t now)
 {
     int saved = errno, r = -1;
     struct op op;
     if (op_begin(&op))
-        r = spend(op.dfd, k->ops->ticket_digest(sess), now);
+        r = spend(op.dfd, digest, now);
     op_end(&op);
     errno = saved;
     return r;
@@ -765,14 +765,14 @@ void store_take(const struct key *k, time_t now, struct pooled *out)
     errno = saved;
 }
 
-bool store_claim(const struct key *k, const void *sess, time_t now)
+bool store_claim(const struct key *k, const void *sess, uint64_t digest, time_t now)
 {
     int saved = errno;
     bool spent = false;
     struct stored st;
     struct op op;
     if (op_begin(&op) && name_entry(op.dfd, k, &st)) {
-        spent = spend(op.dfd, k->ops->ticket_digest(sess), now) == 0;
+        spent = spend(op.dfd, digest, now) == 0;
         struct record recs[RECORDS_MAX];
         bool keep[RECORDS_MAX];
         char *buf;

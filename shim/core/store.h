@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "config.h"
@@ -26,15 +27,16 @@ bool store_on(void);
 /* Takes a session from the store: a TLS 1.3 ticket leaves it, and is
  * marked spent (store_claim). */
 void store_take(const struct key *k, time_t now, struct pooled *out);
-/* The application offers a TLS 1.3 ticket of its own (sess): it is
+/* The application offers a TLS 1.3 ticket of its own (sess, whose
+ * ticket_digest is digest): it is
  * marked spent, so that no copy of it is taken from the store (under any
  * key), and the copy held for the key leaves the store. True when it was
  * spent already (a process took it, or a program offered it, before):
  * then it has been offered once. False when the store cannot be used. */
-bool store_claim(const struct key *k, const void *sess, time_t now);
-/* Marks a TLS 1.3 ticket spent, as store_take does: 1 when it was not
+bool store_claim(const struct key *k, const void *sess, uint64_t digest, time_t now);
+/* Marks a TLS 1.3 ticket (its ticket_digest) spent, as store_take does: 1 when it was not
  * (it may be offered), 0 when it was, -1 when the store cannot say. */
-int store_spend(const struct key *k, const void *sess, time_t now);
+int store_spend(uint64_t digest, time_t now);
 /* Removes a key's entry (the application refused the server). */
 void store_forget(const struct key *k);
 /* A session encoded and named now (NULL when it cannot be), to be written

@@ -106,6 +106,15 @@ static void drop_held(struct gconn *c)
     c->n_held = 0;
 }
 
+/* Under the lock: held session i leaves the connection. */
+static struct pooled unhold(struct gconn *c, unsigned i)
+{
+    struct pooled p = c->held[i];
+    memmove(&c->held[i], &c->held[i + 1], (c->n_held - i - 1) * sizeof *c->held);
+    c->n_held--;
+    return p;
+}
+
 static void hold(struct gconn *c, const unsigned char *data, size_t len, bool tls13)
 {
     if (c->held == NULL && (c->held = calloc((size_t)pool_size, sizeof *c->held)) == NULL)
@@ -142,28 +151,23 @@ static bool may_publish(const struct gconn *c)
  * first of each server), and a TLS 1.3 ticket that went leaves it. */
 static void write_through(struct gconn *c)
 {
+    /* Only the session's own thread sets through. */
     if (c->through || !may_publish(c) || c->n_held == 0)
         return;
     pthread_mutex_lock(&lock);
     struct pooled p = {0};
-    if (!c->through && c->n_held > 0 && gtls_ops.up_ref(c->held[0].sess)) {
-        p = c->held[0];
-        p.chain = (struct chain){0};
-        c->through = true;
-    }
+    if (c->n_held > 0 && gtls_ops.up_ref(c->held[0].sess))
+        p = c->held[0]; /* a held session carries no chain (hold) */
+    c->through = true;
     pthread_mutex_unlock(&lock);
     if (p.sess == NULL)
         return;
     struct pooled gone = {0};
     if (pool_write_through(&c->key, &p, c->gen) && gtls_ops.is_tls13(p.sess)) {
         pthread_mutex_lock(&lock);
-        for (unsigned i = 0; i < c->n_held; i++)
-            if (gtls_ops.same_ticket(c->held[i].sess, p.sess)) {
-                gone = c->held[i];
-                memmove(&c->held[i], &c->held[i + 1], (c->n_held - i - 1) * sizeof *c->held);
-                c->n_held--;
-                break;
-            }
+        for (unsigned i = 0; i < c->n_held && gone.sess == NULL; i++)
+            if (gtls_ops.same_ticket(c->held[i].sess, p.sess))
+                gone = unhold(c, i);
         pthread_mutex_unlock(&lock);
     }
     pooled_free(&gone);
@@ -554,9 +558,7 @@ static bool take_held(struct gconn *c, const void *mine, bool reserve)
             i++;
             continue;
         }
-        found[n++] = c->held[i];
-        memmove(&c->held[i], &c->held[i + 1], (c->n_held - i - 1) * sizeof *c->held);
-        c->n_held--;
+        found[n++] = unhold(c, i);
     }
     pthread_mutex_unlock(&lock);
     bool reserved = false;

@@ -43,25 +43,37 @@ void cred_gone(const void *cred)
     credtab_gone(&tab, cred);
 }
 
-/* The digest so far, then the input: inputs given in another order, or
- * another number of times, give another digest. */
-void cred_trust(const void *cred, char kind, const void *data, size_t len)
+/* One more item into a running digest: sha256(digest so far, tag, item). */
+static bool chain(unsigned char md[32], char tag, const void *data, size_t len)
 {
-    unsigned char *buf = malloc(32 + 1 + sizeof len + len), md[32];
-    pthread_mutex_lock(&tab.lock);
-    struct cred_state *c = find(cred);
-    if (c != NULL && buf != NULL) {
-        memcpy(buf, c->v.trust, 32);
-        buf[32] = (unsigned char)kind;
+    unsigned char *buf = malloc(32 + 1 + sizeof len + len);
+    bool ok = buf != NULL;
+    if (ok) {
+        memcpy(buf, md, 32);
+        buf[32] = (unsigned char)tag;
         memcpy(buf + 33, &len, sizeof len);
         memcpy(buf + 33 + sizeof len, data, len);
-        /* Out of memory, or no hash: the digest stays as it was, which
-         * only makes the key choose less well (the judgment decides). */
-        if (gsession_sha256(buf, 33 + sizeof len + len, md))
+        ok = gsession_sha256(buf, 33 + sizeof len + len, md);
+    }
+    free(buf);
+    return ok;
+}
+
+/* The digest so far, then the input: inputs given in another order, or
+ * another number of times, give another digest. Out of memory, or no
+ * hash: the digest stays as it was, which only makes the key choose less
+ * well (the judgment decides). */
+void cred_trust(const void *cred, char kind, const void *data, size_t len)
+{
+    unsigned char md[32];
+    pthread_mutex_lock(&tab.lock);
+    struct cred_state *c = find(cred);
+    if (c != NULL) {
+        memcpy(md, c->v.trust, 32);
+        if (chain(md, kind, data, len))
             memcpy(c->v.trust, md, 32);
     }
     pthread_mutex_unlock(&tab.lock);
-    free(buf);
 }
 
 void cred_trust_file(const void *cred, char kind, const char *path)
@@ -95,6 +107,16 @@ void cred_verify_function(const void *cred, gnutls_certificate_verify_function *
     pthread_mutex_unlock(&tab.lock);
 }
 
+bool cred_verify_fn(const void *cred, gnutls_certificate_verify_function **fn)
+{
+    pthread_mutex_lock(&tab.lock);
+    struct cred_state *c = find(cred);
+    if (c != NULL)
+        *fn = c->v.verify_fn;
+    pthread_mutex_unlock(&tab.lock);
+    return c != NULL;
+}
+
 void cred_retrieve(const void *cred, bool set)
 {
     pthread_mutex_lock(&tab.lock);
@@ -124,22 +146,6 @@ void cred_keys_gone(const void *cred)
         c->keys_gen++;
     }
     pthread_mutex_unlock(&tab.lock);
-}
-
-/* One more item into a running digest: sha256(digest so far, tag, item). */
-static bool chain(unsigned char md[32], char tag, const void *data, size_t len)
-{
-    unsigned char *buf = malloc(32 + 1 + sizeof len + len);
-    bool ok = buf != NULL;
-    if (ok) {
-        memcpy(buf, md, 32);
-        buf[32] = (unsigned char)tag;
-        memcpy(buf + 33, &len, sizeof len);
-        memcpy(buf + 33 + sizeof len, data, len);
-        ok = gsession_sha256(buf, 33 + sizeof len + len, md);
-    }
-    free(buf);
-    return ok;
 }
 
 static bool crt_raw(const void *cred, unsigned key, unsigned n, gnutls_datum_t *d)

@@ -41,5 +41,7 @@ void cred_limits(const void *cred, unsigned max_bits, unsigned max_depth);
 void cred_keys_gone(const void *cred);
 /* False for credentials the shim never saw allocated. */
 bool cred_view(const void *cred, struct cred_view *out);
+/* Only the credentials' verify function (false: credentials never seen). */
+bool cred_verify_fn(const void *cred, gnutls_certificate_verify_function **fn);
 
 #endif

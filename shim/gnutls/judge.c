@@ -62,15 +62,15 @@ int gjudge(gnutls_session_t s, const struct gsettings *set)
     } else if (set->verify_set && set->verify_unseen) {
         ret = auto_verify(s, set);
     } else {
-        struct cred_view v;
-        if (!cred_view(cred, &v)) {
+        gnutls_certificate_verify_function *fn;
+        if (!cred_verify_fn(cred, &fn)) {
             /* credentials the shim never saw allocated: no key, no offer */
             LOG(LOG_WARN, "a resumed GnuTLS session under unknown credentials");
             return GNUTLS_E_CERTIFICATE_ERROR;
         }
-        if (v.verify_fn == NULL)
+        if (fn == NULL)
             return 0;
-        ret = v.verify_fn(s);
+        ret = fn(s);
     }
     /* "if (ret < -1) return gnutls_assert_val(ret); else if (ret != 0)
      * return gnutls_assert_val(GNUTLS_E_CERTIFICATE_ERROR);" */

@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,6 +12,7 @@
 #include "fork.h"
 #include "prio.h"
 #include "real.h"
+#include "session.h"
 
 struct prio_state {
     UT_hash_handle hh;
@@ -104,8 +104,7 @@ bool prio_system(unsigned char out[32])
         char *buf = st.st_size >= 0 && st.st_size <= (1 << 20) ? malloc((size_t)st.st_size + 1) : NULL;
         int fd = buf != NULL ? open(path, O_RDONLY | O_CLOEXEC) : -1;
         ssize_t got = fd >= 0 ? read(fd, buf, (size_t)st.st_size + 1) : -1;
-        gnutls_datum_t d = {(unsigned char *)buf, got > 0 ? (unsigned)got : 0};
-        ok = got == st.st_size && G(gnutls_hash_fast)(GNUTLS_DIG_SHA256, d.data, d.size, out) == 0;
+        ok = got == st.st_size && gsession_sha256(buf, (size_t)got, out);
         if (ok) {
             sys_cache.valid = true;
             sys_cache.st = st;

@@ -6,14 +6,10 @@
 #ifndef RESUMESHIM_OSSL_CERTCB_H
 #define RESUMESHIM_OSSL_CERTCB_H
 
-#include <stdbool.h>
-
 #include "real.h"
 
-void certcb_init(void);
-/* Sets the program's callback on a connection through a trampoline that
- * tells the connection it ran; false when it could not (the caller sets
- * it as is). */
-bool certcb_set_ssl(SSL *s, shim_cert_cb cb, void *arg);
+/* Set in the program's place (hooks.c); calls the connection's recorded
+ * callback (settings.h: cert_fn) with the program's argument. */
+int certcb_trampoline(SSL *s, void *arg);
 
 #endif

@@ -266,15 +266,15 @@ void conn_begin(SSL *s)
      * new-session callback, and its reads and writes pass unseen; only
      * libssl's calls to itself would reach the shim. Its connections are
      * left alone entirely, as without the shim. */
-    if (!ctx_known(R(SSL_get_SSL_CTX)(s)))
+    SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
+    struct ctx_parts parts;
+    if (!ctx_connecting(ctx, &parts))
         return;
     struct conn *c = get_or_create(s);
     if (c == NULL || c->started)
         return;
     c->started = true;
     c->gen = pool_generation();
-    SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
-    struct ctx_parts parts = ctx_connecting(ctx);
     stat_add(ST_HANDSHAKES);
     verdict_key(s, settings_peek(s), &parts, store_on(), &c->key);
     SSL_SESSION *own = R(SSL_get_session)(s);

@@ -40,11 +40,11 @@ static inline bool conn_is_quiet(const SSL *s)
 {
     return s == conn_quiet && conn_quiet_epoch == __atomic_load_n(&conn_epoch, __ATOMIC_ACQUIRE);
 }
-/* Before SSL_clear: whether the connection had a life to settle. After it,
- * conn_cleared settles it and readies the state for the next handshake. */
 /* A certificate callback runs on the connection: the server asked for a
  * certificate. */
 void conn_cert_asked(SSL *s);
+/* Before SSL_clear: whether the connection had a life to settle. After it,
+ * conn_cleared settles it and readies the state for the next handshake. */
 bool conn_clearing(SSL *s);
 void conn_cleared(SSL *s);
 /* The application took a session (SSL_get1_session). */

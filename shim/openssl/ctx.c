@@ -142,15 +142,6 @@ struct ctx_parts ctx_parts(SSL_CTX *ctx)
     return parts_of(state(ctx));
 }
 
-/* libssl's SSL_CTX_new reaches the hooks (it calls SSL_CTX_new_ex through
- * its PLT), so even a context made past the preload has the shim's state;
- * a program calling libssl directly then replaces the shim's new-session
- * callback with its own without the hook seeing it. */
-bool ctx_known(SSL_CTX *ctx)
-{
-    return state(ctx) != NULL && R(SSL_CTX_sess_get_new_cb)(ctx) == new_session;
-}
-
 bool ctx_adds_client_cache(SSL_CTX *ctx)
 {
     struct ctx_state *st = state(ctx);
@@ -169,14 +160,21 @@ bool ctx_own_tickets(SSL_CTX *ctx)
     return st != NULL && __atomic_exchange_n(&st->tickets, false, __ATOMIC_RELAXED);
 }
 
-struct ctx_parts ctx_connecting(SSL_CTX *ctx)
+/* libssl's SSL_CTX_new reaches the hooks (it calls SSL_CTX_new_ex through
+ * its PLT), so even a context made past the preload has the shim's state;
+ * a program calling libssl directly then replaces the shim's new-session
+ * callback with its own without the hook seeing it. */
+bool ctx_connecting(SSL_CTX *ctx, struct ctx_parts *parts)
 {
     struct ctx_state *st = state(ctx);
-    if (st != NULL && !st->client_only && !__atomic_load_n(&st->connects, __ATOMIC_RELAXED) &&
+    if (st == NULL || R(SSL_CTX_sess_get_new_cb)(ctx) != new_session)
+        return false;
+    if (!st->client_only && !__atomic_load_n(&st->connects, __ATOMIC_RELAXED) &&
         R(SSL_CTX_ctrl)(ctx, SSL_CTRL_SESS_ACCEPT, 0, NULL) == 0 &&
         !__atomic_exchange_n(&st->connects, true, __ATOMIC_RELAXED))
         set_app_mode(ctx, st, app_mode(ctx, st));
-    return parts_of(st);
+    *parts = parts_of(st);
+    return true;
 }
 
 bool ctx_cache_mode(SSL_CTX *ctx, int cmd, long larg, long *ret)

@@ -33,8 +33,10 @@ void ctx_set_server_tickets(SSL_CTX *ctx, bool on);
  * (nothing is then computed for it: no resumption, no server tickets). */
 const struct algs *ctx_algs(SSL_CTX *ctx);
 struct ctx_parts ctx_parts(SSL_CTX *ctx);
-/* A client handshake starts on ctx: its parts. */
-struct ctx_parts ctx_connecting(SSL_CTX *ctx);
+/* A client handshake starts on ctx: its parts; false (and nothing) for a
+ * context the shim did not set up, or whose new-session callback a
+ * program replaced past the hooks. */
+bool ctx_connecting(SSL_CTX *ctx, struct ctx_parts *parts);
 bool ctx_cache_mode(SSL_CTX *ctx, int cmd, long larg, long *ret);
 /* The application's OCSP status callback, which the shim's stands in for
  * (ocsp.c); false for a context the shim did not set up. */
@@ -43,9 +45,6 @@ shim_status_cb ctx_status_cb(SSL_CTX *ctx);
 bool ctx_set_app_cb(SSL_CTX *ctx, shim_new_session_cb cb);
 bool ctx_get_app_cb(SSL_CTX *ctx, shim_new_session_cb *cb);
 /* Whether SSL_SESS_CACHE_CLIENT is on only because the shim put it there. */
-/* The context was made through the shim's hooks (ctx_setup), and the
- * program's calls on it reach them. */
-bool ctx_known(SSL_CTX *ctx);
 bool ctx_adds_client_cache(SSL_CTX *ctx);
 /* The application manages the context's ticket keys itself; true when
  * they were the server mode's until now. */

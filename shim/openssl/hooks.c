@@ -275,12 +275,7 @@ EXPORT int X509_verify(X509 *a, EVP_PKEY *r)
     REAL_OR(X509_verify, -1, (a, r));
     if (!in_handshake() || !shim_started())
         return ossl_X509_verify(a, r);
-    if (sigcache_known(a, r))
-        return 1;
-    int ok = ossl_X509_verify(a, r);
-    if (ok > 0)
-        sigcache_note(a, r);
-    return ok;
+    return sigcache_verify(a, r, ossl_X509_verify);
 }
 
 STORE_HOOK(X509_STORE_add_cert, X509, X509_LU_X509, X509_get_subject_name)
@@ -389,7 +384,8 @@ RECORD_HOOK(SSL_CTX_set_trust, SSL_CTX, ctx, ctx_recorded, SET_TRUST)
 RECORD_HOOK(SSL_set_trust, SSL, s, settings_of, SET_TRUST)
 
 /* Callbacks that choose the client's PSK, which OpenSSL cannot report
- * back: a connection with one is never offered a session (verdict.c). */
+ * back, and a context's certificate callback (below): a connection with
+ * one is never offered a session (verdict.c). */
 #define IDENTITY_HOOK(name, type, obj, settings, params, args)                 \
     EXPORT void name params                                                    \
     {                                                                          \
@@ -409,30 +405,19 @@ IDENTITY_HOOK(SSL_CTX_set_psk_use_session_callback, SSL_CTX, ctx, ctx_recorded,
 IDENTITY_HOOK(SSL_set_psk_use_session_callback, SSL, s, settings_of,
               (SSL *s, SSL_psk_use_session_cb_func cb), (s, cb))
 
-/* A context's certificate callback is taken as a PSK callback: the
- * connections made before it was set have none, and no hook can tell
- * which (certcb.c). A connection's own is set through a trampoline that
- * tells when it runs; one that cannot be is taken as a PSK callback too.
- * cert_cb says whether the trampoline is the connection's callback now. */
-EXPORT void SSL_CTX_set_cert_cb(SSL_CTX *ctx, shim_cert_cb cb, void *arg)
-{
-    REAL_OR_VOID(SSL_CTX_set_cert_cb, (ctx, cb, arg));
-    struct recorded *r = cb != NULL && shim_active() ? ctx_recorded(ctx) : NULL;
-    if (r != NULL)
-        r->identity_cb = true;
-    ossl_SSL_CTX_set_cert_cb(ctx, cb, arg);
-}
+IDENTITY_HOOK(SSL_CTX_set_cert_cb, SSL_CTX, ctx, ctx_recorded,
+              (SSL_CTX *ctx, shim_cert_cb cb, void *arg), (ctx, cb, arg))
 
+/* A context's certificate callback counts as one (above): the connections
+ * made before it was set have none, and no hook can tell which (certcb.c).
+ * A connection's own runs through a trampoline that tells when it runs. */
 EXPORT void SSL_set_cert_cb(SSL *s, shim_cert_cb cb, void *arg)
 {
     REAL_OR_VOID(SSL_set_cert_cb, (s, cb, arg));
     struct recorded *r = shim_active() ? settings_of(s) : NULL;
     if (r != NULL)
-        r->cert_cb = false;
-    if (r != NULL && cb != NULL && !(r->cert_cb = certcb_set_ssl(s, cb, arg)))
-        r->identity_cb = true;
-    if (r == NULL || !r->cert_cb)
-        ossl_SSL_set_cert_cb(s, cb, arg);
+        r->cert_fn = cb;
+    ossl_SSL_set_cert_cb(s, r != NULL && cb != NULL ? certcb_trampoline : cb, arg);
 }
 
 /* A connection moved to another context takes its certificate settings,
@@ -449,7 +434,7 @@ EXPORT SSL_CTX *SSL_set_SSL_CTX(SSL *s, SSL_CTX *ctx)
      * compares before it substitutes). */
     struct recorded *rec = before != NULL && r != NULL && ctx != before ? settings_of(s) : NULL;
     if (rec != NULL)
-        rec->cert_cb = false;
+        rec->cert_fn = NULL;
     return r;
 }
 
@@ -635,10 +620,6 @@ EXPORT int i2d_SSL_SESSION(const SSL_SESSION *in, unsigned char **pp)
     return ossl_i2d_SSL_SESSION(in, pp);
 }
 
-/* A connection resumed from the store: OpenSSL restores the peer's leaf
- * but not its chain, which programs read after the handshake (curl's
- * certificate info fails without one). The chain verified by the full
- * handshake behind the session is kept with it. */
 /* A resumed connection has no verified chain of its own (libssl builds one
  * only when it verifies): the judge's, which a full handshake would have
  * left. */
@@ -651,6 +632,10 @@ EXPORT STACK_OF(X509) *SSL_get0_verified_chain(const SSL *s)
     return chain;
 }
 
+/* A connection resumed from the store: OpenSSL restores the peer's leaf
+ * but not its chain, which programs read after the handshake (curl's
+ * certificate info fails without one). The chain verified by the full
+ * handshake behind the session is kept with it. */
 EXPORT STACK_OF(X509) *SSL_get_peer_cert_chain(const SSL *s)
 {
     REAL_OR(SSL_get_peer_cert_chain, NULL, (s));

@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include "appsess.h"
-#include "certcb.h"
 #include "config.h"
 #include "conn.h"
 #include "ctx.h"
@@ -53,7 +52,6 @@ static void init_once(void)
     ctx_init(conn_session, cfg->server);
     conn_init(cfg);
     settings_init();
-    certcb_init();
     appsess_init();
     ocsp_init(conn_status_before, conn_status_after);
     trust_init();

@@ -16,12 +16,12 @@ struct recorded {
     int purpose, trust;
     /* A callback chooses what the client authenticates with: a PSK
      * (client or use-session; OpenSSL has no getter for either), or a
-     * certificate callback not watched (a context's, or one that could not
-     * be wrapped: certcb.c). */
+     * context's certificate callback, which is not watched (certcb.c). */
     bool identity_cb;
-    /* Connections: the certificate callback in force is the connection's
-     * own, watched through the trampoline (certcb.c). */
-    bool cert_cb;
+    /* Connections: the certificate callback in force is this one, the
+     * connection's own, run through the trampoline (certcb.c); NULL: none
+     * watched. */
+    shim_cert_cb cert_fn;
     shim_cert_verify_cb cert_verify_cb;
     void *cert_verify_arg;
     /* A context's own identity, random, made with it when the server mode

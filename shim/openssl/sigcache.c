@@ -61,20 +61,6 @@ static bool same(const struct slot *sl, const X509 *cert, const EVP_PKEY *key,
            memcmp(sl->der, der, (size_t)len) == 0;
 }
 
-bool sigcache_known(const X509 *cert, const EVP_PKEY *key)
-{
-    unsigned char der[DER_MAX];
-    int len = cert != NULL ? encode(cert, der) : 0;
-    if (len == 0)
-        return false;
-    bool known = false;
-    pthread_mutex_lock(&lock);
-    for (unsigned i = 0; i < SLOTS && !known; i++)
-        known = same(&slots[i], cert, key, der, len);
-    pthread_mutex_unlock(&lock);
-    return known;
-}
-
 static void slot_free(struct slot *sl)
 {
     if (sl->cert != NULL) {
@@ -84,11 +70,21 @@ static void slot_free(struct slot *sl)
     free(sl->der);
 }
 
-void sigcache_note(X509 *cert, EVP_PKEY *key)
+static bool known(const X509 *cert, const EVP_PKEY *key, const unsigned char *der, int len)
 {
-    unsigned char buf[DER_MAX];
-    int len = cert != NULL && key != NULL ? encode(cert, buf) : 0;
-    unsigned char *der = len > 0 ? malloc((size_t)len) : NULL;
+    bool found = false;
+    pthread_mutex_lock(&lock);
+    for (unsigned i = 0; i < SLOTS && !found; i++)
+        found = same(&slots[i], cert, key, der, len);
+    pthread_mutex_unlock(&lock);
+    return found;
+}
+
+/* Keeps a success: the certificate's encoding as checked (len bytes of
+ * buf), and a reference to each object. */
+static void note(X509 *cert, EVP_PKEY *key, const unsigned char *buf, int len)
+{
+    unsigned char *der = malloc((size_t)len);
     if (der == NULL)
         return;
     memcpy(der, buf, (size_t)len);
@@ -115,4 +111,16 @@ void sigcache_note(X509 *cert, EVP_PKEY *key)
     /* Freed outside the lock: a free may run the program's ex_data
      * callbacks. */
     slot_free(&gone);
+}
+
+int sigcache_verify(X509 *cert, EVP_PKEY *key, int (*verify)(X509 *, EVP_PKEY *))
+{
+    unsigned char der[DER_MAX];
+    int len = cert != NULL && key != NULL ? encode(cert, der) : 0;
+    if (len > 0 && known(cert, key, der, len))
+        return 1;
+    int ok = verify(cert, key);
+    if (ok > 0 && len > 0)
+        note(cert, key, der, len);
+    return ok;
 }

@@ -3,14 +3,11 @@
 #ifndef RESUMESHIM_SIGCACHE_H
 #define RESUMESHIM_SIGCACHE_H
 
-#include <stdbool.h>
-
 #include "real.h"
 
 void sigcache_init(void);
-/* Whether X509_verify(cert, key) is known to succeed. */
-bool sigcache_known(const X509 *cert, const EVP_PKEY *key);
-/* X509_verify(cert, key) succeeded. */
-void sigcache_note(X509 *cert, EVP_PKEY *key);
+/* X509_verify(cert, key) through verify (the real one), unless it is
+ * known to succeed; a success is kept. */
+int sigcache_verify(X509 *cert, EVP_PKEY *key, int (*verify)(X509 *, EVP_PKEY *));
 
 #endif

@@ -120,7 +120,7 @@ static void put_recorded(struct key *k, const struct recorded *conn, const struc
      * no client certificate (conn.c keeps none earned where it ran), and
      * are offered only to such connections: elsewhere a session may hold
      * one. */
-    key_put_num(k, 'b', conn != NULL && conn->cert_cb);
+    key_put_num(k, 'b', conn != NULL && conn->cert_fn != NULL);
 }
 
 /* What the judge cannot run again on a resumed connection, or cannot see
@@ -262,7 +262,7 @@ bool verdict_server_conf(SSL *s, const struct recorded *conn, const struct ctx_p
      * its context's tickets are its own too. */
     bool by_name = ctx_rec != NULL &&
                    (ctx_rec->name_cb || ctx_rec->identity_cb ||
-                    (conn != NULL && (conn->identity_cb || conn->cert_cb)));
+                    (conn != NULL && (conn->identity_cb || conn->cert_fn != NULL)));
     if (by_name)
         key_put(&k, 'I', ctx_rec->identity, sizeof ctx_rec->identity);
     if (mode & SSL_VERIFY_PEER) {
