@@ -504,6 +504,12 @@ void pool_forget(const struct key *k)
     unlock_and_free(&d);
 }
 
+void pool_refuse(const struct key *k)
+{
+    pool_forget(k);
+    store_forget(k);
+}
+
 unsigned pool_generation(void)
 {
     return __atomic_load_n(&generation, __ATOMIC_RELAXED);

@@ -41,6 +41,8 @@ bool pool_write_through(const struct key *k, const struct pooled *p, unsigned ge
 void pool_verdict(const struct key *k, bool resumed);
 /* Drops every session of a server (the application refused it). */
 void pool_forget(const struct key *k);
+/* The same, and the store's entry too: a judgment refused the server. */
+void pool_refuse(const struct key *k);
 unsigned pool_generation(void);
 
 /* Tickets the application owns (core/owned.h keeps the record):

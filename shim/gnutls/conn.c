@@ -429,10 +429,8 @@ static int refuse(struct gconn *c, int err)
     pthread_mutex_lock(&lock);
     watch(c);
     pthread_mutex_unlock(&lock);
-    if (c->key.len != 0) {
-        pool_forget(&c->key);
-        store_forget(&c->key);
-    }
+    if (c->key.len != 0)
+        pool_refuse(&c->key);
     LOG(LOG_DEBUG, "a resumed GnuTLS connection failed its judgment: %d", err);
     return err;
 }
@@ -723,8 +721,6 @@ void gconn_refused(gnutls_session_t s)
         unwatch(c);
     pthread_mutex_unlock(&lock);
     unreserve(c);
-    if (c->resumed_ours && c->key.len != 0) {
-        pool_forget(&c->key);
-        store_forget(&c->key);
-    }
+    if (c->resumed_ours && c->key.len != 0)
+        pool_refuse(&c->key);
 }

@@ -378,8 +378,7 @@ static void refuse(struct conn *c, SSL *s, int reason, const char *why)
     c->refused = true;
     c->refusal = reason;
     c->verified = false;
-    pool_forget(&c->key);
-    store_forget(&c->key);
+    pool_refuse(&c->key);
     push_refusal(c);
     /* A fatal alert marks the session not resumable (ssl3_send_alert,
      * ssl/s3_msg.c): a program that keeps it must not resume it. */
@@ -694,8 +693,6 @@ void conn_status_before(SSL *s)
 void conn_status_after(SSL *s, int verdict)
 {
     struct conn *c = get(s);
-    if (c != NULL && c->judged && verdict <= 0) {
-        pool_forget(&c->key);
-        store_forget(&c->key);
-    }
+    if (c != NULL && c->judged && verdict <= 0)
+        pool_refuse(&c->key);
 }

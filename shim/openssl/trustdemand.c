@@ -61,7 +61,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exdata.h"
 #include "fork.h"
 #include "trustdemand.h"
 #include "trustindex.h"
@@ -456,11 +455,6 @@ static bool defer(X509_STORE *store, struct demand *d, struct tcontent *c)
     return true;
 }
 
-static void free_info(void *xi)
-{
-    R(X509_INFO_free)(xi);
-}
-
 /* X509_load_cert_crl_file_ex's loop (crypto/x509/by_file.c): each
  * X509_INFO's certificate, then its CRL, counted as added. */
 static int add_all(X509_STORE *store, STACK_OF(X509_INFO) *inf)
@@ -565,13 +559,13 @@ bool demand_load_file(X509_LOOKUP *lu, const char *file, int type, OSSL_LIB_CTX 
     int count = clean ? objects_in(inf) : 0;
     if (count == 0) {
         if (inf != NULL)
-            R(OPENSSL_sk_pop_free)((OPENSSL_STACK *)inf, free_info);
+            R(OPENSSL_sk_pop_free)((OPENSSL_STACK *)inf, tindex_free_info);
         return false;
     }
     *ret = add_all(store, inf);
     if (*ret == count && tindex_index(c, count, inf))
         trecord_save(c);
-    R(OPENSSL_sk_pop_free)((OPENSSL_STACK *)inf, free_info);
+    R(OPENSSL_sk_pop_free)((OPENSSL_STACK *)inf, tindex_free_info);
     return true;
 }
 

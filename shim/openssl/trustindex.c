@@ -310,7 +310,7 @@ bool tindex_index(struct tcontent *c, int count, const STACK_OF(X509_INFO) *inf)
     return made;
 }
 
-static void free_info(void *xi)
+void tindex_free_info(void *xi)
 {
     R(X509_INFO_free)(xi);
 }
@@ -338,6 +338,6 @@ bool tindex_parse(const struct tcontent *c, size_t i, X509 **x, X509_CRL **crl)
             xi->crl = NULL;
         }
     }
-    R(OPENSSL_sk_pop_free)((OPENSSL_STACK *)inf, free_info);
+    R(OPENSSL_sk_pop_free)((OPENSSL_STACK *)inf, tindex_free_info);
     return *x != NULL || *crl != NULL;
 }

@@ -66,6 +66,8 @@ const X509_NAME *tindex_name(struct tentry *e);
 /* Whether entry e is filed under name; h: name's X509_NAME_hash_ex, or
  * NULL. Under the lock of whoever brings entries in (demand_lock). */
 bool tindex_is(struct tentry *e, const X509_NAME *name, const unsigned long *h);
+/* Frees one X509_INFO (for OPENSSL_sk_pop_free). */
+void tindex_free_info(void *xi);
 /* Parses the content's entry i on its own, as the whole file parses it:
  * a new reference to its certificate or CRL, false on failure. */
 bool tindex_parse(const struct tcontent *c, size_t i, X509 **x, X509_CRL **crl);
