@@ -1,14 +1,25 @@
 # Sourced by the scripts that build a Debian package's source for the tests.
-# debsrc DIR PKG: unpacks Debian's source of PKG into DIR/src/PKG. The
-# source comes through apt with a private configuration (a deb-src entry of
-# its own, its own lists and cache under DIR): the machine's apt sources
-# are not changed.
+# debsrc DIR SRC BIN: unpacks Debian's source SRC, at the version the
+# installed package BIN was built from, into DIR/src/SRC. The source comes
+# from the archives this machine's apt sources name, for its own release,
+# through apt with a private configuration (deb-src entries of its own, its
+# own lists and cache under DIR): the machine's apt sources are not changed.
+. scripts/archive.sh
 debsrc() {
-    local dir=$1 pkg=$2
+    local dir=$1 pkg=$2 bin=$3 code main security version keys
+    version=$(dpkg-query -W -f='${source:Version}' "$bin") ||
+        { echo "debsrc: $bin is not installed" >&2; return 1; }
+    code=$(codename)
+    main=$(archive "^$code\$")
+    security=$(archive "^$code-security\$")
+    [ -n "$main" ] || { echo "debsrc: no archive for $code in the apt sources" >&2; return 1; }
+    keys=/usr/share/keyrings/debian-archive-keyring.gpg
     mkdir -p "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial"
     dir=$(cd "$dir" && pwd)
-    printf '%s\n' "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] \
-http://deb.debian.org/debian bookworm main" > "$dir/apt/sources.list"
+    {
+        echo "deb-src [signed-by=$keys] $main $code $code-updates main"
+        [ -z "$security" ] || echo "deb-src [signed-by=$keys] $security $code-security main"
+    } > "$dir/apt/sources.list"
     set -- -q -o Dir::Etc::SourceList="$dir/apt/sources.list" \
         -o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists="$dir/apt/lists" \
         -o Dir::Cache="$dir/apt/cache" -o Debug::NoLocking=1
@@ -17,7 +28,7 @@ http://deb.debian.org/debian bookworm main" > "$dir/apt/sources.list"
     (
         cd "$dir/src"
         apt-get "$@" update >&2
-        apt-get "$@" source --download-only "$pkg" >&2
+        apt-get "$@" source --download-only "$pkg=$version" >&2
         dpkg-source -x "${pkg}"_*.dsc "$pkg" >&2
     )
 }
