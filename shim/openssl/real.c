@@ -42,25 +42,34 @@ void atomic_only(void *addr, size_t len)
 #include "hooks.def"
 #undef HOOK
 #define OSSL_FN(name) __typeof__(name) *ossl_##name;
+#define OSSL_FN_T(name, ...) __typeof__(__VA_ARGS__) ossl_##name;
 #include "ossl.def"
 #undef OSSL_FN
-
-#define OSSL_VERSION "OPENSSL_3.0.0"
+#undef OSSL_FN_T
 
 bool real_missing;
 
-static void *find(const char *name)
+/* A function is found under the version that introduced it: OpenSSL 3.0's,
+ * or, for the few the shim calls from later releases' headers, 3.3's
+ * (SSL_SESSION_get_time_ex). */
+static void *find_at(const char *name, const char *version)
 {
     static const char *const sonames[] = {"libssl.so.3", "libcrypto.so.3"};
-    void *p = dlvsym(RTLD_NEXT, name, OSSL_VERSION);
+    void *p = dlvsym(RTLD_NEXT, name, version);
     for (size_t i = 0; p == NULL && i < sizeof sonames / sizeof *sonames; i++) {
         void *h = dlopen(sonames[i], RTLD_LAZY | RTLD_NOLOAD);
         if (h != NULL)
-            p = dlvsym(h, name, OSSL_VERSION);
+            p = dlvsym(h, name, version);
         /* The handle is kept: the library stays loaded as long as the
          * program runs anyway, and dlclose would race other threads. */
     }
     return p;
+}
+
+static void *find(const char *name)
+{
+    void *p = find_at(name, "OPENSSL_3.0.0");
+    return p != NULL ? p : find_at(name, "OPENSSL_3.3.0");
 }
 
 void *real_lookup(const char *name)

@@ -25,8 +25,10 @@ typedef int (*shim_ticket_key_cb)(SSL *s, unsigned char *name, unsigned char *iv
 #include "hooks.def"
 #undef HOOK
 #define OSSL_FN(name) extern __typeof__(name) *ossl_##name;
+#define OSSL_FN_T(name, ...) extern __typeof__(__VA_ARGS__) ossl_##name;
 #include "ossl.def"
 #undef OSSL_FN
+#undef OSSL_FN_T
 /* A function is looked up on its first call. */
 #define R(name)                                                                \
     (*({                                                                       \

@@ -116,16 +116,20 @@ time_t session_expiry(const SSL_SESSION *sess, time_t born, long max_age, X509 *
     time_t e = born + max_age;
     e = earliest(e, born + MAX_LIFETIME);
     /* The server's ticket lifetime: OpenSSL stores it as the timeout. */
-    long given = R(SSL_SESSION_get_time)(sess);
+#if OPENSSL_VERSION_NUMBER >= 0x30300000L
+    time_t given = R(SSL_SESSION_get_time_ex)(sess);
+#else
+    time_t given = R(SSL_SESSION_get_time)(sess);
+#endif
     long life = R(SSL_SESSION_get_timeout)(sess);
     if (life > MAX_LIFETIME)
         life = MAX_LIFETIME;
-    e = earliest(e, (time_t)given + life);
+    e = earliest(e, given + life);
     /* OpenSSL takes a TLS 1.3 ticket's lifetime as the session timeout, but
      * not a TLS 1.2 one's. */
     unsigned long hint = R(SSL_SESSION_get_ticket_lifetime_hint)(sess);
     if (hint > 0)
-        e = earliest(e, (time_t)given + (time_t)(hint < MAX_LIFETIME ? hint : MAX_LIFETIME));
+        e = earliest(e, given + (time_t)(hint < MAX_LIFETIME ? hint : MAX_LIFETIME));
     X509 *peer = R(SSL_SESSION_get0_peer)((SSL_SESSION *)sess);
     e = earliest(e, peer != NULL ? not_after(peer) : 0);
     if (own_cert != NULL)
