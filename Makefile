@@ -52,7 +52,7 @@ TESTBIN := tests/bin/client tests/bin/pskserver tests/bin/fuzzstore tests/bin/de
            tests/bin/lifecycle tests/bin/vhostserver tests/bin/vhostclient tests/bin/policyserver \
            tests/bin/gnutlsclient tests/bin/dualclient tests/bin/verifyedge tests/bin/unit \
            tests/bin/trustload tests/bin/certcbclient \
-           tests/bin/serialclient
+           tests/bin/serialclient tests/bin/fakever.so
 
 all: libresumeshim.so build/resumeshim scripts/resumeshim
 
@@ -147,6 +147,11 @@ tests/bin/gnutlsclient tests/bin/verifyedge: tests/bin/%: tests/%.c | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lgnutls -lpthread
 
 tests/bin/dualclient tests/bin/verifyedge: tests/connect.h
+
+# The libraries' word on their release, made up (tests/versions.bats).
+tests/bin/fakever.so: tests/fakever.c tests/fakever.map | tests/bin
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -shared -Wl,--version-script=tests/fakever.map \
+	    -o $@ $< -ldl
 
 # A program with both libraries.
 tests/bin/dualclient: tests/dualclient.c | tests/bin

@@ -110,3 +110,19 @@ one_session_thrice() {
         assert_equal "$(resumed)" 6
     done
 }
+
+# verified FEATURE: whether the shim was verified on the release of
+# FEATURE's library that runs here (a line of shim/core/verified.def, whose
+# first line names the library and the releases), as the library's own
+# command tells it.
+verified() {
+    local line lib releases release
+    line=$(grep "^VERIFIED($1," "$ROOT/shim/core/verified.def") || return 2
+    lib=$(cut -d'"' -f2 <<< "$line")
+    releases=$(cut -d'"' -f4 <<< "$line")
+    case $lib in
+    OpenSSL) release=$(openssl version | cut -d' ' -f2) ;;
+    GnuTLS) release=$(gnutls-cli --version | sed -n '1s/^gnutls-cli //p') ;;
+    esac
+    [[ " $releases " == *" $(cut -d. -f1,2 <<< "$release") "* ]]
+}

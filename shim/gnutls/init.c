@@ -1,6 +1,7 @@
 /* The GnuTLS side's set-up (init.h). */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 
 #include "conn.h"
 #include "cred.h"
@@ -9,9 +10,22 @@
 #include "psk.h"
 #include "real.h"
 #include "start.h"
+#include "verified.h"
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static bool active, ready;
+
+/* The release of the GnuTLS that runs ("3.8.9"): only there may the
+ * backend act whose facts were verified on it. */
+static bool verified(void)
+{
+    const char *v = G(gnutls_check_version)(NULL);
+    unsigned major, minor;
+    if (v == NULL || sscanf(v, "%u.%u", &major, &minor) != 2)
+        return false;
+    verified_library("GnuTLS", major, minor);
+    return feature_on(FEATURE_GNUTLS_CLIENT);
+}
 
 static void init(void)
 {
@@ -19,7 +33,7 @@ static void init(void)
     int saved = errno;
     bool started;
     const struct config *cfg = core_start(&started);
-    if (started) {
+    if (started && verified()) {
         gconn_init(cfg);
         cred_init();
         prio_init();

@@ -447,7 +447,7 @@ static void begin(SSL *s, bool client)
         return;
     if (client || !R(SSL_is_server)(s))
         conn_begin(s);
-    else if (shim_config()->server && !in_handshake())
+    else if (shim_serving() && !in_handshake())
         server_begin(s);
 }
 

@@ -20,11 +20,13 @@
 #include "sigcache.h"
 #include "start.h"
 #include "trust.h"
+#include "verified.h"
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static bool active;
 static bool ready; /* set-up has run, whatever it decided */
 static const struct config *cfg;
+static bool serving; /* the server mode asked for, and verified here */
 
 static void init_once(void);
 
@@ -45,18 +47,24 @@ static void init_once(void)
         LOG(LOG_INFO, "OpenSSL 3 not found; resumption is off");
         return;
     }
+    /* 3.x numbers itself 0xMNN00PP0 (OpenSSL_version_num(3)). */
+    unsigned long v = R(OpenSSL_version_num)();
+    verified_library("OpenSSL", (unsigned)(v >> 28) & 0xf, (unsigned)(v >> 20) & 0xff);
+    if (!feature_on(FEATURE_OPENSSL_CLIENT))
+        return;
+    serving = cfg->server && feature_on(FEATURE_OPENSSL_SERVER);
     bool started;
     core_start(&started);
     if (!started)
         return;
-    ctx_init(conn_session, cfg->server);
+    ctx_init(conn_session, serving);
     conn_init(cfg);
     settings_init();
     appsess_init();
     ocsp_init(conn_status_before, conn_status_after);
     trust_init();
     sigcache_init();
-    if (cfg->server)
+    if (serving)
         server_init(cfg->rotate);
     __atomic_store_n(&active, true, __ATOMIC_RELEASE);
 }
@@ -106,6 +114,11 @@ bool shim_started(void)
 const struct config *shim_config(void)
 {
     return cfg;
+}
+
+bool shim_serving(void)
+{
+    return serving;
 }
 
 /* Every hook asks, so once set-up has run the answer is a load, not a

@@ -15,5 +15,8 @@ bool shim_active(void);
 bool shim_started(void);
 /* The configuration set-up read (valid once shim_active ran). */
 const struct config *shim_config(void);
+/* Whether the server mode runs: asked for, and verified on this OpenSSL
+ * (valid once shim_active ran). */
+bool shim_serving(void);
 
 #endif

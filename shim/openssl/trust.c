@@ -6,6 +6,7 @@
 #include "exdata.h"
 #include "fork.h"
 #include "trust.h"
+#include "verified.h"
 #include "trustdemand.h"
 
 static int store_index = -1;
@@ -28,7 +29,10 @@ void trust_init(void)
     store_index = R(CRYPTO_get_ex_new_index)(CRYPTO_EX_INDEX_X509_STORE, 0, NULL, NULL, NULL,
                                              exdata_free);
     fork_guard(&store_lock);
-    demand_init();
+    /* Off elsewhere: its rule rests on every way a release reads a store
+     * (trustdemand.c), and 3.5 reads some past any hook. */
+    if (feature_on(FEATURE_OPENSSL_DEMAND))
+        demand_init();
 }
 
 struct sig {

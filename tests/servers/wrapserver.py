@@ -1,14 +1,24 @@
 # A TLS server that builds a new SSL context for every connection, as
-# ssl.wrap_socket(..., server_side=True) does: without shared ticket keys it
+# ssl.wrap_socket(..., server_side=True) did (gone in Python 3.12; wrap()
+# below is what it did): without shared ticket keys it
 # can never resume. Logs "conn=N port=P resumed=0|1" for every connection
 # it served (the server's own verdict, SSLSocket.session_reused).
 # usage: wrapserver.py LOG PORTFILE CERT:KEY[:CLIENTCA] [CERT:KEY[:CLIENTCA]...]
 #   one listener on 127.0.0.1 per certificate, on free ports written to
 #   PORTFILE one per line; with CLIENTCA, that listener requires a client
 #   certificate issued by it. Answers any HTTP request with "ok".
-import selectors, socket, ssl, sys, warnings
+import selectors, socket, ssl, sys
 
-warnings.simplefilter("ignore", DeprecationWarning)
+
+def wrap(conn, cert, key, client_ca):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    if client_ca:
+        ctx.verify_mode = ssl.CERT_REQUIRED
+        ctx.load_verify_locations(client_ca)
+    return ctx.wrap_socket(conn, server_side=True)
+
+
 log_path, port_file, pairs = sys.argv[1], sys.argv[2], sys.argv[3:]
 sel = selectors.DefaultSelector()
 ports = []
@@ -32,9 +42,7 @@ while True:
         conn, _ = k.fileobj.accept()
         conn.settimeout(10)
         try:
-            s = ssl.wrap_socket(conn, server_side=True, certfile=cert, keyfile=key,
-                                cert_reqs=ssl.CERT_REQUIRED if client_ca else ssl.CERT_NONE,
-                                ca_certs=client_ca)
+            s = wrap(conn, cert, key, client_ca)
             data = b""
             while b"\r\n\r\n" not in data:
                 chunk = s.recv(4096)
