@@ -126,3 +126,13 @@ verified() {
     esac
     [[ " $releases " == *" $(cut -d. -f1,2 <<< "$release") "* ]]
 }
+
+# php_deepbinds: whether PHP's curl extension reaches libssl past a preloaded
+# library, as the loader tells it: PHP 8.2 loads its extensions with
+# RTLD_DEEPBIND, 8.4 does not (libcurl binds its symbols at load).
+php_deepbinds() {
+    local f="$BATS_TEST_TMPDIR/ld-php"
+    rm -f "$f".*
+    LD_PRELOAD="$SHIM" LD_DEBUG=bindings LD_DEBUG_OUTPUT="$f" php -r 'curl_init();' > /dev/null 2>&1
+    grep -q "binding file .*libcurl.* to .*libssl\.so\.3.*symbol .SSL_connect'" "$f".*
+}

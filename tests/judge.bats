@@ -155,14 +155,8 @@ $r = curl_exec($c);
 if ($r === false) { fwrite(STDERR, "curl error " . curl_errno($c) . ": " . curl_error($c) . "\n"); exit(1); }
 echo $r;
 PHP
-    # PHP 8.2 loads its extensions with RTLD_DEEPBIND: libcurl's calls bind
-    # straight to libssl, and the shim sees none of its handshakes; PHP 8.4
-    # does not, and its libcurl is the curl command's.
     local deep=0
-    LD_PRELOAD="$PRELOAD" LD_DEBUG=bindings LD_DEBUG_OUTPUT="$BATS_TEST_TMPDIR/ld" \
-        php "$php" "https://localhost:$PORT/" "$CA" 1.3 > /dev/null
-    grep -q "binding file .*libcurl.* to .*libssl.so.3.*symbol .SSL_connect'" \
-        "$BATS_TEST_TMPDIR"/ld.* && deep=1
+    php_deepbinds && deep=1
     local v
     for v in 1.3 1.2; do
         rm -rf "$STORE"

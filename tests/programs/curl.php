@@ -1,7 +1,7 @@
 <?php
 // N requests with PHP's curl extension (curl_exec), one connection each.
-// PHP loads the extension with RTLD_DEEPBIND, so its libcurl calls libssl
-// past any preloaded library. usage: php curl.php HOST PORT N CAFILE;
+// PHP 8.2 loads the extension with RTLD_DEEPBIND, so its libcurl calls
+// libssl past any preloaded library; 8.4 does not. usage: php curl.php HOST PORT N CAFILE;
 // prints "ok N".
 [$_, $host, $port, $n, $ca] = $argv;
 $good = 0;
