@@ -451,6 +451,9 @@ PSK_FUNCTION_HOOK(gnutls_psk_set_client_credentials_function,
                   gnutls_psk_client_credentials_function, GNUTLS_3_4)
 PSK_FUNCTION_HOOK(gnutls_psk_set_client_credentials_function2,
                   gnutls_psk_client_credentials_function2, GNUTLS_3_6_13)
+/* 3.8.1's (lib/psk.c of 3.8.9): a third way to hand out the identity. */
+PSK_FUNCTION_HOOK(gnutls_psk_set_client_credentials_function3,
+                  gnutls_psk_client_credentials_function3, GNUTLS_3_8_1)
 
 /* The record functions: a connection publishes once data has moved, and a
  * refused one moves none. While no connection is watched (the common

@@ -12,6 +12,17 @@
 #include <gnutls/ocsp.h>
 #include <gnutls/x509.h>
 
+/* GnuTLS 3.8.1's PSK callback, which may hand out flags as well: declared
+ * here where older headers lack it, for its hook (a program built against
+ * 3.7 never calls it; the shim finds it only where the library has it). */
+#if GNUTLS_VERSION_NUMBER < 0x030801
+typedef int gnutls_psk_client_credentials_function3(gnutls_session_t, gnutls_datum_t *username,
+                                                    gnutls_datum_t *key,
+                                                    gnutls_psk_key_flags *flags);
+void gnutls_psk_set_client_credentials_function3(gnutls_psk_client_credentials_t cred,
+                                                 gnutls_psk_client_credentials_function3 *func);
+#endif
+
 /* Each function's slot, and the symbol version it is looked up under. */
 #define GHOOK(ret, name, params, args, version)                                \
     extern __typeof__(name) *gtls_##name;                                      \
