@@ -7,6 +7,7 @@
 #include <uthash.h>
 
 #include "conn.h"
+#include "observer.h"
 #include "fork.h"
 #include "judge.h"
 #include "log.h"
@@ -311,7 +312,9 @@ static void offer(struct gconn *c)
 
 static bool sees_server_auth(unsigned htype)
 {
+    /* 25: TLS 1.3's compressed certificate (RFC 8879), named from 3.7.4 on */
     return htype == GNUTLS_HANDSHAKE_ANY || htype == GNUTLS_HANDSHAKE_CERTIFICATE_PKT ||
+           htype == 25 ||
            htype == GNUTLS_HANDSHAKE_CERTIFICATE_VERIFY ||
            htype == GNUTLS_HANDSHAKE_CERTIFICATE_STATUS ||
            htype == GNUTLS_HANDSHAKE_SERVER_KEY_EXCHANGE;
@@ -337,8 +340,10 @@ bool gconn_begin(gnutls_session_t s, int *held)
     gverdict_key(s, &c->set, store_on(), &c->key, &c->id);
     /* A hook of the program's on a message that carries the server's
      * authentication is a check a resumed handshake never runs (it sends
-     * no such message), and no judgment can run it again. */
-    if (c->app_hook != NULL && sees_server_auth(c->app_htype)) {
+     * no such message), and no judgment can run it again; unless it is
+     * known to decide nothing (observer.c). */
+    if (c->app_hook != NULL && sees_server_auth(c->app_htype) &&
+        !observer(c->app_hook, c->app_when)) {
         LOG(LOG_DEBUG, "no resumption: a handshake hook on the server's authentication");
         key_fail(&c->key);
     }
