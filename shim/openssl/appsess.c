@@ -24,6 +24,7 @@
 #include "ctx.h"
 #include "exdata.h"
 #include "session.h"
+#include "settings.h"
 
 struct appsess {
     SSL_SESSION *app;  /* the application's object; a reference */
@@ -50,7 +51,13 @@ static void forget(struct appsess *a)
  * that offers it again then makes a full handshake; with the shim it is the
  * copy, so the mark is carried over. A TLS 1.3 copy that is not resumable
  * says nothing: the shim's cache-mode bit marks it as its handshake ends.
- * Runs before the ending does: SSL_free frees ex_data first. */
+ * SSL_free frees ex_data before it ends the connection in 3.0.19
+ * (ssl/ssl_lib.c): this runs before the mark, and reads the state that will
+ * make it. In 3.5.7 it frees ex_data after (ossl_ssl_connection_free ran
+ * ssl_clear_bad_session, then freed the connection's session without
+ * clearing the pointer, which is only compared here: the copy, of which
+ * this holds a reference, alone can have that address), and the state
+ * read is the same, not yet freed. */
 static void carry_mark(const SSL *s, const struct appsess *a)
 {
     if (a == NULL || a->app == NULL || R(SSL_get_session)(s) != a->copy)
@@ -100,10 +107,10 @@ void appsess_begin(SSL *s, SSL_SESSION *own)
      * OpenSSL alone would offer the application's object again. */
     SSL_SESSION *app = a != NULL && own == a->copy ? a->app : own;
     SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
-    /* SSL_set_session would put the context's method back on a connection
-     * whose method the application changed. */
+    /* SSL_set_session would put another method on a connection whose
+     * method the application changed. */
     if (!ctx_adds_client_cache(ctx) || !R(SSL_SESSION_is_resumable)(app) ||
-        R(SSL_get_ssl_method)(s) != R(SSL_CTX_get_ssl_method)(ctx) || appsess_index < 0)
+        !settings_method_kept(s) || appsess_index < 0)
         return;
     if (a == NULL) {
         if ((a = calloc(1, sizeof *a)) == NULL)

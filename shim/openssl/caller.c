@@ -196,7 +196,7 @@ void *real_foreign(const void *caller, unsigned hook)
          * global scope: such a call is the system's to handle, marked by a
          * pointer that is no function (the entry itself). Two threads may
          * both look one up: the same answer. */
-        p = dlvsym(m->scope, hook_name(hook), "OPENSSL_3.0.0");
+        p = real_in(m->scope, hook_name(hook));
         if (p == NULL || ours(p, hook_name(hook)))
             p = (void *)m;
         __atomic_store_n(&((struct module *)m)->fn[hook], p, __ATOMIC_RELEASE);

@@ -231,9 +231,9 @@ static void nodelay_restore(struct conn *c)
 
 static void offer(struct conn *c, SSL *s)
 {
-    /* SSL_set_session would put the context's method back on a connection
-     * whose method the application changed. */
-    if (R(SSL_get_ssl_method)(s) != R(SSL_CTX_get_ssl_method)(R(SSL_get_SSL_CTX)(s)))
+    /* SSL_set_session would put another method on a connection whose
+     * method the application changed. */
+    if (!settings_method_kept(s))
         return;
     struct pooled p;
     pool_take(&c->key, time(NULL), &p);
@@ -285,7 +285,7 @@ void conn_begin(SSL *s)
      * here or in another process, this connection offers none of its own
      * rather than offer it a second time. */
     if (own != NULL && c->key.len != 0 && session_is_tls13(own) &&
-        R(SSL_get_ssl_method)(s) == R(SSL_CTX_get_ssl_method)(ctx) &&
+        settings_method_kept(s) &&
         !pool_claim(&c->key, &ossl_ops, own) && R(SSL_set_session)(s, NULL) == 1) {
         LOG(LOG_DEBUG, "the application offers a ticket offered already; it offers none");
         own = NULL;

@@ -12,6 +12,7 @@
 #include <sys/random.h>
 
 #include "ctx.h"
+#include "later.h"
 
 struct ctx_state {
     shim_new_session_cb app_cb;
@@ -94,6 +95,10 @@ bool ctx_setup(SSL_CTX *ctx, OSSL_LIB_CTX *libctx, const char *propq)
     if (st == NULL)
         return false;
     const SSL_METHOD *m = R(SSL_CTX_get_ssl_method)(ctx);
+    if (later_quic(m)) {
+        free(st);
+        return false;
+    }
     st->client_only = m == R(TLS_client_method)() || m == R(DTLS_client_method)();
     /* Fetched now, while only this thread knows the context. */
     st->own_algs = libctx != NULL || propq != NULL;

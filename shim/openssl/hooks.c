@@ -433,8 +433,10 @@ EXPORT SSL_CTX *SSL_set_SSL_CTX(SSL *s, SSL_CTX *ctx)
      * even when that is the context the connection had (ssl/ssl_lib.c
      * compares before it substitutes). */
     struct recorded *rec = before != NULL && r != NULL && ctx != before ? settings_of(s) : NULL;
-    if (rec != NULL)
+    if (rec != NULL) {
         rec->cert_fn = NULL;
+        rec->moved = true;
+    }
     return r;
 }
 
@@ -501,6 +503,8 @@ ENTRY(SSL_peek_ex, false, IO_READ, 0, (SSL *s, void *buf, size_t num, size_t *go
 ENTRY(SSL_write, false, IO_WRITE, -1, (SSL *s, const void *buf, int num), (s, buf, num))
 ENTRY(SSL_write_ex, false, IO_WRITE, 0, (SSL *s, const void *buf, size_t num, size_t *put),
       (s, buf, num, put))
+ENTRY(SSL_write_ex2, false, IO_WRITE, 0,
+      (SSL *s, const void *buf, size_t num, uint64_t flags, size_t *put), (s, buf, num, flags, put))
 
 /* An SSL BIO's reads and writes, which libssl makes without SSL_read or
  * SSL_write (biossl.c): the same steps as ENTRY, a pending resumed

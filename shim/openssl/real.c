@@ -72,6 +72,17 @@ static void *find(const char *name)
     return p != NULL ? p : find_at(name, "OPENSSL_3.3.0");
 }
 
+void *real_since(const char *name, const char *version)
+{
+    return find_at(name, version);
+}
+
+void *real_in(void *h, const char *name)
+{
+    void *p = dlvsym(h, name, "OPENSSL_3.0.0");
+    return p != NULL ? p : dlvsym(h, name, "OPENSSL_3.3.0");
+}
+
 void *real_lookup(const char *name)
 {
     return find(name);

@@ -14,6 +14,12 @@
 #include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>
 
+/* Functions later releases added that the shim hooks, declared where the
+ * headers are older: the shim finds them only where the library has them. */
+#if OPENSSL_VERSION_NUMBER < 0x30300000L
+int SSL_write_ex2(SSL *s, const void *buf, size_t num, uint64_t flags, size_t *written);
+#endif
+
 typedef int (*shim_new_session_cb)(SSL *s, SSL_SESSION *sess);
 typedef int (*shim_cert_verify_cb)(X509_STORE_CTX *store, void *arg);
 typedef int (*shim_status_cb)(SSL *s, void *arg);
@@ -54,5 +60,11 @@ bool real_resolve(void);
 bool real_find(const char *name, void **slot);
 /* The system's OpenSSL 3 function of that name, or NULL. */
 void *real_lookup(const char *name);
+/* A function a later release added, under the version that introduced it
+ * ("OPENSSL_3.2.0"), or NULL where the library has none. */
+void *real_since(const char *name, const char *version);
+/* The function of that name in the library of handle h, under the version
+ * that introduced it (3.0's, or 3.3's), or NULL. */
+void *real_in(void *h, const char *name);
 
 #endif

@@ -76,3 +76,10 @@ const struct recorded *recorded_sid(const struct recorded *conn, const struct re
     static const struct recorded none;
     return conn != NULL && conn->sid_set ? conn : ctx != NULL ? ctx : &none;
 }
+
+bool settings_method_kept(const SSL *s)
+{
+    const struct recorded *r = settings_peek(s);
+    return (r == NULL || !r->moved) &&
+           R(SSL_get_ssl_method)(s) == R(SSL_CTX_get_ssl_method)(R(SSL_get_SSL_CTX)(s));
+}

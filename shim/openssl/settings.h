@@ -36,6 +36,8 @@ struct recorded {
      * either may move its connections to another context
      * (SSL_set_SSL_CTX), by code the shim cannot read. */
     bool name_cb, hello_cb;
+    /* Connections: moved to another context (SSL_set_SSL_CTX) since made. */
+    bool moved;
 };
 enum setting { SET_PURPOSE, SET_TRUST };
 
@@ -47,6 +49,13 @@ void settings_set_int(struct recorded *r, enum setting which, int value);
  * copies them. */
 struct recorded *settings_of(SSL *s);
 const struct recorded *settings_peek(const SSL *s);
+/* Whether SSL_set_session leaves s's method as it is. It puts back the
+ * context's method where the connection's differs (ssl/ssl_sess.c of
+ * 3.0.19), and from 3.2 on the method the connection was made with
+ * (s->defltmeth, ssl_sess.c of 3.5.7), which nothing can read: so the
+ * connection must have the context's method and still be on the context it
+ * was made on. */
+bool settings_method_kept(const SSL *s);
 /* The session id context in force: the connection's, else its context's
  * (either may be NULL); never NULL. */
 const struct recorded *recorded_sid(const struct recorded *conn, const struct recorded *ctx);

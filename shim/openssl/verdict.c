@@ -10,6 +10,7 @@
 #include "session.h"
 #include "trust.h"
 #include "verdict.h"
+#include "later.h"
 
 static void put_param(struct key *k, char tag, X509_VERIFY_PARAM *vp)
 {
@@ -167,11 +168,14 @@ void verdict_key(SSL *s, const struct recorded *conn, const struct ctx_parts *pa
      * its status callback judges that again (ocsp.c); whether it asks is
      * in the key, since a session earned without asking holds no staple.
      * A status callback the shim does not stand in for (one it did not
-     * see set) cannot be shown it: no resumption. */
+     * see set) cannot be shown it: no resumption. Nor can a raw public
+     * key's verdict or identity, where the connection names certificate
+     * types (later.c). */
     SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
     enum ocsp_judge judge = ocsp_judge_of(s);
     const char *unjudged = R(SSL_CTX_get_client_cert_cb)(ctx) != NULL ? "a client-certificate callback"
                            : judge == OCSP_UNKNOWN                   ? "an unknown OCSP status callback"
+                           : later_cert_types(s)                     ? "raw public keys"
                                                                      : unjudgeable(s, conn, ctx_rec);
     if (unjudged != NULL) {
         LOG(LOG_DEBUG, "no resumption: %s", unjudged);
