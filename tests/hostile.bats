@@ -51,7 +51,10 @@ load helpers
 }
 
 # valgrind runs the plain build (it cannot run beside AddressSanitizer).
-valgrind_shim() { LD_PRELOAD="$SHIM" timeout 300 valgrind -q --error-exitcode=9 "$@"; }
+valgrind_shim() {
+    LD_PRELOAD="$SHIM" timeout 300 valgrind -q --error-exitcode=9 \
+        --suppressions="$ROOT/tests/helgrind.supp" "$@"
+}
 
 @test "threads handshaking at once run clean under helgrind and valgrind's memcheck" {
     start_psk --tls13
