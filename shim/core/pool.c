@@ -473,6 +473,29 @@ bool pool_claim(const struct key *k, const struct tls_ops *ops, const void *sess
     return !offered;
 }
 
+bool pool_withdraw(const struct key *k, struct pooled p, unsigned gen)
+{
+    const struct tls_ops *ops = p.ops;
+    uint64_t digest = ops->ticket_digest(p.sess);
+    pthread_mutex_lock(&lock);
+    bool offered = owned_is_spent(digest);
+    pthread_mutex_unlock(&lock);
+    if (!offered && store_on())
+        offered = store_withdraw(k, p.sess, digest, time(NULL));
+    if (!offered && ops->up_ref(p.sess)) {
+        /* Reserved before it is disowned: a reservation is refused to a
+         * ticket already the application's. */
+        const void *sess = p.sess;
+        pool_reserve(k, p, gen);
+        discard(k, ops, sess, true);
+        ops->free((void *)sess);
+        return true;
+    }
+    discard(k, ops, p.sess, false);
+    pooled_free(&p);
+    return false;
+}
+
 void pool_serialized(const struct tls_ops *ops, const void *sess)
 {
     uint64_t digest = ops->ticket_digest(sess);

@@ -59,13 +59,19 @@ unsigned pool_generation(void);
  * pool_reserve: one the application keeps for itself is published to the
  * store at exit unless the application offered it meanwhile
  * (a program that runs once per request never offers what it kept).
- * pool_unreserve: a reserved ticket goes its ordinary way after all. */
+ * pool_unreserve: a reserved ticket goes its ordinary way after all.
+ * pool_withdraw: one it took after the shim wrote it through to the store
+ *   (p: that ticket, a reference of its own, consumed) leaves the store
+ *   unmarked and is reserved: it comes back at exit unless the
+ *   application offered it meanwhile; false (it is the application's
+ *   only) when the shim offered it already, here or in another process. */
 void pool_discard(const struct key *k, const struct tls_ops *ops, const void *sess);
 bool pool_claim(const struct key *k, const struct tls_ops *ops, const void *sess);
 void pool_serialized(const struct tls_ops *ops, const void *sess);
 void pool_took(const struct key *k, const struct tls_ops *ops, const void *sess);
 void pool_reserve(const struct key *k, struct pooled p, unsigned gen);
 void pool_unreserve(const struct tls_ops *ops, const void *sess);
+bool pool_withdraw(const struct key *k, struct pooled p, unsigned gen);
 
 /* At exit: writes to the store what this process leaves. */
 void pool_flush(void);

@@ -667,7 +667,8 @@ static bool decode(const struct tls_ops *ops, const struct record *r, struct poo
 /* Under the lock: marks the ticket spent. 1: it was not; 0: it was,
  * offered already; -1: the table cannot be used (nothing may be offered
  * from the store then, nor can it be said what was). */
-static int spend(int dfd, uint64_t digest, time_t now)
+/* mark: false only reads whether the ticket is spent. */
+static int spend(int dfd, uint64_t digest, time_t now, bool mark)
 {
     off_t size;
     int fd = open_file(dfd, "spent", O_RDWR | O_CREAT, &size);
@@ -699,7 +700,7 @@ static int spend(int dfd, uint64_t digest, time_t now)
             pick_until = rank;
         }
     }
-    if (ok && pick >= 0) {
+    if (ok && pick >= 0 && mark) {
         unsigned char slot[16];
         int64_t until = (int64_t)now + MAX_LIFETIME;
         for (int b = 0; b < 8; b++) {
@@ -718,7 +719,7 @@ int store_spend(uint64_t digest, time_t now)
     int saved = errno, r = -1;
     struct op op;
     if (op_begin(&op))
-        r = spend(op.dfd, digest, now);
+        r = spend(op.dfd, digest, now, true);
     op_end(&op);
     errno = saved;
     return r;
@@ -747,7 +748,7 @@ void store_take(const struct key *k, time_t now, struct pooled *out)
             if (keep[i] && out->sess == NULL) {
                 keep[i] = decode(k->ops, &recs[i], out) && !recs[i].tls13;
                 if (out->sess != NULL && recs[i].tls13 &&
-                    spend(op.dfd, k->ops->ticket_digest(out->sess), now) != 1)
+                    spend(op.dfd, k->ops->ticket_digest(out->sess), now, true) != 1)
                     pooled_free(out);
             }
             changed |= !keep[i];
@@ -765,14 +766,14 @@ void store_take(const struct key *k, time_t now, struct pooled *out)
     errno = saved;
 }
 
-bool store_claim(const struct key *k, const void *sess, uint64_t digest, time_t now)
+static bool unstore(const struct key *k, const void *sess, uint64_t digest, time_t now, bool mark)
 {
     int saved = errno;
     bool spent = false;
     struct stored st;
     struct op op;
     if (op_begin(&op) && name_entry(op.dfd, k, &st)) {
-        spent = spend(op.dfd, digest, now) == 0;
+        spent = spend(op.dfd, digest, now, mark) == 0;
         struct record recs[RECORDS_MAX];
         bool keep[RECORDS_MAX];
         char *buf;
@@ -794,6 +795,16 @@ bool store_claim(const struct key *k, const void *sess, uint64_t digest, time_t 
     op_end(&op);
     errno = saved;
     return spent;
+}
+
+bool store_claim(const struct key *k, const void *sess, uint64_t digest, time_t now)
+{
+    return unstore(k, sess, digest, now, true);
+}
+
+bool store_withdraw(const struct key *k, const void *sess, uint64_t digest, time_t now)
+{
+    return unstore(k, sess, digest, now, false);
 }
 
 static struct stored *encode(const struct pooled *p)

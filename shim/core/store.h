@@ -34,6 +34,10 @@ void store_take(const struct key *k, time_t now, struct pooled *out);
  * spent already (a process took it, or a program offered it, before):
  * then it has been offered once. False when the store cannot be used. */
 bool store_claim(const struct key *k, const void *sess, uint64_t digest, time_t now);
+/* The same, unmarked: the application took a ticket the store holds
+ * (after the shim wrote it through), and may offer it or not; the ticket
+ * leaves the store and may come back (pool_withdraw). */
+bool store_withdraw(const struct key *k, const void *sess, uint64_t digest, time_t now);
 /* Marks a TLS 1.3 ticket (its ticket_digest) spent, as store_take does: 1 when it was not
  * (it may be offered), 0 when it was, -1 when the store cannot say. */
 int store_spend(uint64_t digest, time_t now);

@@ -116,16 +116,21 @@ static struct pooled unhold(struct gconn *c, unsigned i)
     return p;
 }
 
+/* A session of c's (a reference of its own), with c's times. */
+static struct pooled earned(const struct gconn *c, void *sess)
+{
+    time_t e = c->born + (max_age < MAX_LIFETIME ? max_age : MAX_LIFETIME);
+    return (struct pooled){.ops = &gtls_ops, .sess = sess, .born = c->born,
+                           .expires = c->until < e ? c->until : e};
+}
+
 static void hold(struct gconn *c, const unsigned char *data, size_t len, bool tls13)
 {
     if (c->held == NULL && (c->held = calloc((size_t)pool_size, sizeof *c->held)) == NULL)
         return;
-    struct pooled p = {.ops = &gtls_ops, .sess = gsession_new(data, len, tls13)};
+    struct pooled p = earned(c, gsession_new(data, len, tls13));
     if (p.sess == NULL)
         return;
-    time_t e = c->born + (max_age < MAX_LIFETIME ? max_age : MAX_LIFETIME);
-    p.born = c->born;
-    p.expires = c->until < e ? c->until : e;
     struct pooled old = {0};
     pthread_mutex_lock(&lock);
     if (c->n_held == (unsigned)pool_size)
@@ -595,11 +600,14 @@ static void app_owns(gnutls_session_t s, const void *data, size_t size, bool off
     if (mine == NULL)
         return;
     /* One it takes after it went to the store (write_through) comes back
-     * out of the store: the program may offer it later. */
+     * out of the store, for the program may offer it later, and goes back
+     * at exit unless it did (libcurl's handshake hook takes every ticket
+     * for its own cache, which a program run once per request never
+     * offers from). */
     if (take_held(c, mine, !offers))
         pool_took(&c->key, &gtls_ops, mine);
-    else if (!offers && c != NULL && c->through && c->key.len != 0)
-        pool_claim(&c->key, &gtls_ops, mine);
+    else if (!offers && c != NULL && c->through && c->key.len != 0 && gtls_ops.up_ref(mine))
+        pool_withdraw(&c->key, earned(c, mine), c->gen);
     else
         pool_discard(NULL, &gtls_ops, mine);
     gtls_ops.free(mine);
