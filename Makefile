@@ -48,6 +48,9 @@ CMD_CC := $(or $(CMD_CC),$(CC))
 # on a virtual machine: only the code it uses, in one segment.
 CMD_CFLAGS := -ffunction-sections -fdata-sections
 CMD_LDFLAGS += -Wl,--gc-sections -Wl,-z,noseparate-code
+# A build ID, as cc gives every program and musl-gcc does not: debuggers,
+# and a package's debug symbols, find the program's by it.
+CMD_LDFLAGS += -Wl,--build-id
 TESTBIN := tests/bin/client tests/bin/pskserver tests/bin/fuzzstore tests/bin/delayrelay \
            tests/bin/lifecycle tests/bin/vhostserver tests/bin/vhostclient tests/bin/policyserver \
            tests/bin/gnutlsclient tests/bin/dualclient tests/bin/verifyedge tests/bin/unit \
