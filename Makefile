@@ -2,7 +2,8 @@
 # `make demo` shows it at work, `make bench` measures it; all three install
 # missing Debian packages. `make install` (PREFIX, DESTDIR) installs the
 # library, the resumeshim command and the manual pages resumeshim(1) and
-# libresumeshim(7); `make uninstall` removes them.
+# libresumeshim(7); `make uninstall` removes them. `make deb` builds the
+# Debian package into build/.
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -Wall -Wextra -Werror -fPIC -fvisibility=hidden -D_GNU_SOURCE -Iinclude \
@@ -48,6 +49,9 @@ CMD_CC := $(or $(CMD_CC),$(CC))
 # on a virtual machine: only the code it uses, in one segment.
 CMD_CFLAGS := -ffunction-sections -fdata-sections
 CMD_LDFLAGS += -Wl,--gc-sections -Wl,-z,noseparate-code
+# A build ID, as cc gives every program and musl-gcc does not: debuggers,
+# and a package's debug symbols, find the program's by it.
+CMD_LDFLAGS += -Wl,--build-id
 TESTBIN := tests/bin/client tests/bin/pskserver tests/bin/fuzzstore tests/bin/delayrelay \
            tests/bin/lifecycle tests/bin/vhostserver tests/bin/vhostclient tests/bin/policyserver \
            tests/bin/gnutlsclient tests/bin/dualclient tests/bin/verifyedge tests/bin/unit \
@@ -239,6 +243,10 @@ uninstall:
 	rm -f "$(DESTDIR)$(LIBDIR)/libresumeshim.so" "$(DESTDIR)$(BINDIR)/resumeshim" \
 	      "$(DESTDIR)$(MANDIR)/man1/resumeshim.1" "$(DESTDIR)$(MANDIR)/man7/libresumeshim.7"
 
+# The Debian package (debian/), built out of a copy of the tree: build/*.deb.
+deb:
+	scripts/deb
+
 # Measurements, not tests: results in examples/bench (committed) or, quick
 # and smaller, in build/bench-quick.
 bench: deps all test-programs
@@ -250,4 +258,5 @@ bench-quick: deps all test-programs
 clean:
 	rm -rf build tests/bin libresumeshim.so scripts/resumeshim
 
-.PHONY: FORCE all deps test test-asan test-programs unit demo bench bench-quick install uninstall clean
+.PHONY: FORCE all deps test test-asan test-programs unit demo bench bench-quick install uninstall deb \
+        clean
