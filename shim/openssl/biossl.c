@@ -1,7 +1,7 @@
 /* The SSL BIO's method (biossl.h).
  *
  * An SSL BIO (BIO_f_ssl) reads and writes through libssl's internal
- * ssl_read_internal and ssl_write_internal (ssl/bio_ssl.c, 3.0), not
+ * ssl_read_internal and ssl_write_internal (ssl/bio_ssl.c, 3.0.19 and 3.5.7), not
  * SSL_read and SSL_write: a handshake that ends inside BIO_read or
  * BIO_write reaches no hook, so a resumed one would never be judged, and a
  * connection used only so (Tcl's tls package) would never be seen used.
@@ -9,7 +9,8 @@
  * read and write pass through the hooks first; everything else (ctrl,
  * create, destroy, puts, callback_ctrl) is libssl's own, on libssl's own
  * per-BIO data. Debian's libssl reaches BIO_f_ssl through its PLT
- * (BIO_new_ssl; objdump -d), so its BIOs get the method too. */
+ * (BIO_new_ssl; objdump -d of Debian 12's 3.0.19 and Debian 13's 3.5.9),
+ * so its BIOs get the method too. */
 #include <pthread.h>
 
 #include "biossl.h"

@@ -1,8 +1,11 @@
 /* Certificate callbacks seen to run (certcb.h).
  *
- * Verified on this machine (OpenSSL 3.0, a client with SSL_CTX_set_cert_cb
+ * Verified on Debian 12 (OpenSSL 3.0.19, a client with SSL_CTX_set_cert_cb
  * against openssl s_server, TLS 1.3 and 1.2): no call without -verify, one
- * in a full handshake with -verify or -Verify, none in a resumed one.
+ * in a full handshake with -verify or -Verify, none in a resumed one; 3.5.7
+ * calls it from the same place only (tls_prepare_client_certificate after
+ * a CertificateRequest, ssl/statem/statem_clnt.c), and the suite's
+ * certificate-callback tests pass on Debian 13's 3.5.9.
  *
  * Only a connection's own callback (SSL_set_cert_cb) is watched. A
  * context's is copied into each connection made after it is set, and not

@@ -6,8 +6,9 @@
  * first SSL_read/SSL_write/SSL_peek of a connection put in connect state,
  * which run the handshake inside without calling SSL_do_handshake.
  * Debian's libssl calls its own exports through the PLT, so hooks nest
- * (SSL_connect reaches SSL_do_handshake): conn_begin and conn_after are
- * idempotent.
+ * (SSL_connect reaches SSL_do_handshake, and in 3.5 SSL_write_ex reaches
+ * SSL_write_ex2; objdump -d of Debian 12's 3.0.19 and Debian 13's 3.5.9):
+ * conn_begin and conn_after are idempotent.
  *
  * SSL_free is not hooked: the shim's per-connection state is ex_data whose
  * free callback runs inside every SSL_free, including the ones libssl makes

@@ -9,7 +9,9 @@
  * the chain behind a session is verified again, as libssl verifies a
  * server's chain in a full handshake, under the connection's configuration
  * as it is then. The steps are those of ssl_verify_cert_chain
- * (ssl/ssl_cert.c, OpenSSL 3.0.x as Debian ships it), in its order:
+ * (ssl/ssl_cert.c, OpenSSL 3.0.19 as Debian 12 ships it; the same steps
+ * for a chain in 3.5.7's ssl_verify_internal, whose new branch for raw
+ * public keys the shim never reaches: later.c), in its order:
  *   the connection's verify store, else its context's; a store context in
  *   the context's library context and property query; the leaf and the
  *   chain as the server sent it; the connection's security level as the
@@ -21,7 +23,7 @@
  *   verify result and the matched peer name moved to the connection.
  * The DANE state is given whether or not DANE is on: X509_verify_cert and
  * every function it calls read it only behind DANETLS_ENABLED or
- * DANETLS_HAS_TA (crypto/x509/x509_vfy.c, 3.0.x), which is libssl's own
+ * DANETLS_HAS_TA (crypto/x509/x509_vfy.c, 3.0.19 and 3.5.7), which is libssl's own
  * condition for giving it. */
 #include "ctx.h"
 #include "judge.h"

@@ -2,7 +2,8 @@
  * application's judge saw, and is kept exact with the session.
  *
  * A client that asks for a stapled OCSP response (SSL_set_tlsext_status_type)
- * may judge it in a status callback. OpenSSL 3.0's client calls that
+ * may judge it in a status callback. OpenSSL 3.0's client (and 3.5.7's,
+ * ssl/statem/statem_clnt.c) calls that
  * callback in every TLS 1.3 handshake, resumed or not (tls_process_finished
  * calls tls_process_initial_server_flight, which calls it), and a resumed
  * one finds no staple there: a server sends none without a Certificate

@@ -19,6 +19,8 @@
  * after each batch the stack is put back as the full load's would be now:
  * sorted, or sorted but for its last object.
  *
+ * Only on 3.0 (verified.def): 3.5 searches a store past these hooks and
+ * keeps its order otherwise (libresumeshim(7), VERSIONS).
  * Every way OpenSSL 3.0 reads a store's objects (crypto/x509/x509_lu.c,
  * by_dir.c, by_store.c, x509_vfy.c of Debian's 3.0.20 source; the calls
  * through the PLT seen with objdump -d in Debian's libcrypto.so.3 3.0.19):
