@@ -260,9 +260,9 @@ EXPORT void gnutls_certificate_free_credentials(gnutls_certificate_credentials_t
     real_(sc);
 }
 
-/* The system's trust: GnuTLS 3.7.9 here reads it from one bundle (its
- * library names /etc/ssl/certs/ca-certificates.crt; 144 certificates
- * loaded, as many as the bundle holds), whose identity stands for it. */
+/* The system's trust: Debian's GnuTLS (3.7.9 and 3.8.9) reads it from one
+ * bundle (its library names /etc/ssl/certs/ca-certificates.crt; as many
+ * certificates loaded as the bundle holds), whose identity stands for it. */
 #define SYSTEM_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
 
 EXPORT int gnutls_certificate_set_x509_system_trust(gnutls_certificate_credentials_t cred)

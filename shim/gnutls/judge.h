@@ -2,7 +2,8 @@
  * gnutls_handshake returns success.
  *
  * GnuTLS runs one check of the server's certificate inside a full client
- * handshake, _gnutls_run_verify_callback (lib/handshake.c, 3.7.9): the
+ * handshake, _gnutls_run_verify_callback (lib/handshake.c, 3.7.9; the same
+ * code in 3.8.9): the
  * session's verify function (gnutls_session_set_verify_function; the check
  * gnutls_session_set_verify_cert installs is one, GnuTLS's own), else the
  * credentials' (gnutls_certificate_set_verify_function). A resumed
