@@ -35,10 +35,12 @@ same_without_and_with() {
     assert_output ok
 }
 
-@test "only the hooks are exported, under OPENSSL_3.0.0 and GnuTLS's own versions" {
+@test "only the hooks are exported, under OpenSSL's and GnuTLS's own versions" {
     run sh -c "nm -D --defined-only '$SHIM' | awk '{print \$3}' | sort"
-    expected=$(sed -n 's/^HOOK([^,]*, *\([A-Za-z0-9_]*\),.*/\1@@OPENSSL_3.0.0/p' \
-        "$ROOT/shim/openssl/hooks.def"
+    # a hook's line names a later version than 3.0's where it has one
+    expected=$(sed -n -e 's/^HOOK([^,]*, *\([A-Za-z0-9_]*\),.*\(OPENSSL_3\.3\.0\).*/\1@@\2/p' \
+            -e 's/^HOOK([^,]*, *\([A-Za-z0-9_]*\),.*/\1@@OPENSSL_3.0.0/p' "$ROOT/shim/openssl/hooks.def"
+        echo OPENSSL_3.3.0
         sed -n 's/^GHOOK([^,]*, *\([a-z0-9_]*\),.*, *\(GNUTLS_[0-9_]*\))$/\1@@\2/p' \
         "$ROOT/shim/gnutls/hooks.def"
         echo OPENSSL_3.0.0
@@ -49,7 +51,9 @@ same_without_and_with() {
     local theirs="$output" hook
     for hook in $(sed -n 's/^GHOOK([^,]*, *\([a-z0-9_]*\),.*, *\(GNUTLS_[0-9_]*\))$/\1@@\2/p' \
         "$ROOT/shim/gnutls/hooks.def"); do
-        grep -qx "$hook" <<< "$theirs" || fail "$hook is not how GnuTLS exports it"
+        # (a later release's function, which this GnuTLS lacks, under no name)
+        grep -qx "$hook" <<< "$theirs" || ! grep -q "^${hook%@@*}@@" <<< "$theirs" ||
+            fail "$hook is not how GnuTLS exports it"
     done
     # and the shim pulls no TLS library into programs that do not use one
     run sh -c "readelf -d '$SHIM' | grep NEEDED"
