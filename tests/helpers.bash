@@ -136,3 +136,10 @@ php_deepbinds() {
     LD_PRELOAD="$SHIM" LD_DEBUG=bindings LD_DEBUG_OUTPUT="$f" php -r 'curl_init();' > /dev/null 2>&1
     grep -q "binding file .*libcurl.* to .*libssl\.so\.3.*symbol .SSL_connect'" "$f".*
 }
+
+# vg_supp: what valgrind is told to leave out on this OpenSSL
+# (tests/helgrind.supp: OpenSSL 3.5's own accesses; none on 3.0).
+vg_supp() {
+    [ "$(openssl version | cut -d' ' -f2 | cut -d. -f1,2)" = 3.0 ] ||
+        echo "--suppressions=$ROOT/tests/helgrind.supp"
+}

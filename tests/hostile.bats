@@ -52,10 +52,8 @@ load helpers
 
 # valgrind runs the plain build (it cannot run beside AddressSanitizer).
 valgrind_shim() {
-    local supp=()
-    [ "$(openssl version | cut -d' ' -f2 | cut -d. -f1,2)" = 3.0 ] ||
-        supp=(--suppressions="$ROOT/tests/helgrind.supp")
-    LD_PRELOAD="$SHIM" timeout 300 valgrind -q --error-exitcode=9 "${supp[@]}" "$@"
+    # shellcheck disable=SC2046
+    LD_PRELOAD="$SHIM" timeout 300 valgrind -q --error-exitcode=9 $(vg_supp) "$@"
 }
 
 @test "threads handshaking at once run clean under helgrind and valgrind's memcheck" {

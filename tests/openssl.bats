@@ -37,9 +37,13 @@ failed() {
         "$BATS_FILE_TMPDIR/$1.log" | sort -u
 }
 
+# (a mode may name the OpenSSL release it holds for: client@3.0)
 allowed() {
+    local release
+    release=$(openssl version | cut -d' ' -f2 | cut -d. -f1,2)
     grep -v '^#' "$ROOT/tests/openssl-differences.txt" |
-        awk -F'|' -v m="$1" '{ n = split($1, ms, ","); for (i = 1; i <= n; i++) if (ms[i] == m) print $2 }' |
+        awk -F'|' -v m="$1" -v r="$1@$release" '{ n = split($1, ms, ",")
+            for (i = 1; i <= n; i++) if (ms[i] == m || ms[i] == r) print $2 }' |
         sort -u
 }
 

@@ -340,7 +340,7 @@ CONF
     for v in --tls13 --tls12; do
         local d="$BATS_TEST_TMPDIR/vg$v"
         mkdir "$d"
-        RESUMESHIM_STATS=1 RESUMESHIM_SERVER=1 LD_PRELOAD="$SHIM" timeout 300 valgrind -q --error-exitcode=9 \
+        RESUMESHIM_STATS=1 RESUMESHIM_SERVER=1 LD_PRELOAD="$SHIM" timeout 300 valgrind -q --error-exitcode=9 $(vg_supp) \
             --leak-check=full --errors-for-leak-kinds=definite "$PSKSERVER" --cert "$CERT" \
             --key "$KEY" --port-file "$d/port" --log "$d/log" --ctx-per-conn --max 8 "$v" \
             > "$d/out" 2>&1 3>&- &
@@ -498,7 +498,7 @@ conn_line() { sed -n "s/^conn=$1 //p" "$SLOG"; }
     local d="$BATS_TEST_TMPDIR/vg"
     mkdir "$d"
     # after each connection the server clears its SSL and duplicates it
-    RESUMESHIM_SERVER=1 LD_PRELOAD="$SHIM" timeout 120 valgrind -q --error-exitcode=9 \
+    RESUMESHIM_SERVER=1 LD_PRELOAD="$SHIM" timeout 120 valgrind -q --error-exitcode=9 $(vg_supp) \
         "$ROOT/tests/bin/vhostserver" --cert "$CERT" --key "$KEY" --ca "$CA" \
         --port-file "$d/port" --log "$d/log" --dup --max 3 > "$d/out" 2>&1 3>&- &
     local pid=$!

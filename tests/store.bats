@@ -480,7 +480,7 @@ snapshot() {
 @test "threads sharing the store run clean under helgrind and memcheck" {
     start_psk --tickets 2
     # valgrind runs the plain build (it cannot run beside AddressSanitizer)
-    local vg="timeout 300 valgrind -q --error-exitcode=9"
+    local vg="timeout 300 valgrind -q --error-exitcode=9 $(vg_supp)"
     RESUMESHIM_STORE="$STORE" LD_PRELOAD="$SHIM" run $vg --tool=helgrind \
         "$CLIENT" --cafile "$CA" --threads 4 --n 8 "$PORT"
     assert_success
