@@ -68,12 +68,30 @@ static void not_quiet(void)
  * SSL_clear can make OpenSSL offer it again. The reservation is cancelled
  * when the ticket goes its ordinary way first (published when the
  * connection is freed, or dropped); one the application reuses or takes is
- * discarded from the reservations by pool_discard. */
+ * discarded from the reservations by pool_discard.
+ *
+ * A process may not exit cleanly either: apt 3.0's https method
+ * (methods/connect.cc) neither shuts down nor frees its connection, and
+ * ends in _exit from its SIGINT handler (methods/basehttp.cc, SigTerm),
+ * the signal apt-helper's worker sends as it finishes
+ * (apt-pkg/acquire-worker.cc). A resumed handshake earns one ticket from
+ * an OpenSSL server, which is then the connection's newest and its first:
+ * like the first ticket of each server that goes to the pool
+ * (pool_write_through), it goes to the store at once, and the store has it
+ * alone. Should the program still offer it again itself (SSL_clear after
+ * SSL_shutdown), it takes it back from the store as the handshake starts
+ * (pool_claim), unless another process took it first; then the
+ * connection offers none of its own, never the same twice. */
 static void reserve_latest(struct conn *c)
 {
     if (!store_on() || c->latest.sess == NULL || c->latest_reserved || !c->done || !c->used ||
         !c->verified)
         return;
+    if (pool_write_through(&c->key, &c->latest, c->gen)) {
+        LOG(LOG_DEBUG, "a connection's newest TLS 1.3 ticket went to the store");
+        pooled_free(&c->latest);
+        return;
+    }
     struct pooled copy = c->latest;
     copy.chain = chain_copy(&c->latest.chain);
     copy.ops->up_ref(copy.sess);
