@@ -277,6 +277,26 @@ static void offer(struct conn *c, SSL *s)
         nodelay_on(c, s);
 }
 
+/* SSL_set_connect_state puts a finished connection back before its
+ * handshake without SSL_clear (openssl s_client -reconnect does so after
+ * SSL_shutdown), and the next handshake call clears it first, as it clears
+ * every connection in that state (state_machine, ssl/statem/statem.c, 3.0
+ * and 3.5): the session is kept and offered again, and the method the last
+ * handshake negotiated gives way to the connection's first. Unseen, that
+ * handshake left its ticket in a pool, which offered it to another
+ * connection too. The clear is made here, a moment earlier, with what
+ * SSL_clear's hook does around it: the connection's life ends as a cleared
+ * one's, and the handshake begins as any other, whose own offer leaves the
+ * pools (pool_claim). */
+static bool restart(SSL *s)
+{
+    appsess_clearing(s);
+    if (R(SSL_clear)(s) != 1)
+        return false;
+    conn_cleared(s);
+    return true;
+}
+
 void conn_begin(SSL *s)
 {
     /* A library bound straight to libssl (PHP loads libcurl with
@@ -289,7 +309,7 @@ void conn_begin(SSL *s)
     if (!ctx_connecting(ctx, &parts))
         return;
     struct conn *c = get_or_create(s);
-    if (c == NULL || c->started)
+    if (c == NULL || (c->started && c->done && !restart(s)) || c->started)
         return;
     c->started = true;
     c->gen = pool_generation();
