@@ -37,6 +37,7 @@ struct conn {
     time_t born;            /* the verifying full handshake behind this one */
     unsigned gen;           /* fork generation at begin */
     bool started, done, used, verified;
+    bool shut;              /* the program sent its shutdown (conn_shutdown) */
     bool judged;            /* the status callback saw the kept staple */
     bool refused;           /* the judge refused the resumed connection */
     bool cert_asked;        /* a certificate callback ran (certcb.c) */
@@ -550,7 +551,10 @@ bool conn_after(SSL *s, int ret, enum io io)
         c->used = true;
         if (c->verified)
             publish_held(c, s);
-        reserve_latest(c);
+        if (c->shut)
+            settle_latest(c);
+        else
+            reserve_latest(c);
     }
     if (c->nodelay_fd < 0) {
         conn_quiet = s;
@@ -585,7 +589,7 @@ void conn_session(SSL *s, SSL_SESSION *sess, bool app_kept)
     /* A TLS 1.2 session may be resumed by the application and the pool
      * alike; a TLS 1.3 ticket the application keeps is its own. */
     p.app = app_kept && session_is_tls13(p.sess);
-    if (c->done && session_is_tls13(p.sess) && !p.app) {
+    if (c->done && session_is_tls13(p.sess) && !p.app && !c->shut) {
         /* The newest ticket is also the connection's own session, which
          * OpenSSL offers again if the application reuses this SSL after
          * SSL_clear (wrk does). It waits on the connection until that is
@@ -616,6 +620,38 @@ void conn_session(SSL *s, SSL_SESSION *sess, bool app_kept)
     memmove(&c->held[1], &c->held[0], c->n_held * sizeof *c->held);
     c->held[0] = p;
     c->n_held++;
+}
+
+/* The newest ticket waits on its connection because OpenSSL offers it
+ * again when the program reuses the SSL after SSL_clear (wrk's ssl_close:
+ * SSL_shutdown, then SSL_clear, then SSL_connect again). But a connection
+ * the program shut down may wait long to be freed: Node.js 20 tries a
+ * name's addresses in turn (lib/net.js, internalConnectMultiple;
+ * autoSelectFamily, on by default since Node.js 20), wraps the socket of
+ * each address after the first in a new TLSWrap (lib/_tls_wrap.js,
+ * kReinitializeHandle), and frees that one's SSL only when its garbage
+ * collector runs or the process ends (localhost: ::1 refused, then
+ * 127.0.0.1); Ruby frees an SSL only in its garbage collector. A resumed
+ * handshake earns one ticket from an OpenSSL server, its newest: held, it
+ * left the next connection nothing to offer, and every other one resumed.
+ * So once the program has sent its shutdown, that ticket and any later
+ * one go their ordinary way, as from a freed connection. A program that
+ * reuses the connection after all takes its ticket back from the pool as
+ * the handshake starts (pool_claim), unless another connection offered it
+ * in between: then it offers none of its own (the shim may offer it
+ * another), and no ticket is offered twice. */
+void conn_shutdown(SSL *s)
+{
+    struct conn *c = get(s);
+    if (c == NULL || !c->started || c->shut || !(R(SSL_get_shutdown)(s) & SSL_SENT_SHUTDOWN))
+        return;
+    c->shut = true;
+    /* One not earned yet waits for the connection's first use, or goes
+     * when it is freed. */
+    if (c->latest.sess != NULL && c->done && c->used && c->verified) {
+        LOG(LOG_DEBUG, "a shut down connection's newest TLS 1.3 ticket goes to the pool");
+        settle_latest(c);
+    }
 }
 
 void conn_cert_asked(SSL *s)
