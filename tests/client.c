@@ -25,6 +25,16 @@
  *   --no-shutdown-later  the same, but for the first connection
  *   --no-free         never SSL_shutdown, SSL_free or close a connection that
  *                     worked: the process exits with them (as wget does)
+ *   --linger          SSL_shutdown a connection that worked, and close its
+ *                     socket, but never SSL_free it: the process exits with
+ *                     them (as Node.js 20 and Ruby leave them to a garbage
+ *                     collector)
+ *   --exit-now        end with _exit: no exit handler runs (as apt's https
+ *                     method ends, from its SIGINT handler)
+ *   --reconnect K     after a connection's request, SSL_shutdown it, and K
+ *                     times put the same SSL back in connect state on a new
+ *                     socket (SSL_set_connect_state, as openssl s_client
+ *                     -reconnect does) for another request
  *   --no-read         never read: send the request and close (warm-up
  *                     connections still read, to collect tickets)
  *   --native          resume natively: keep the last session, offer it next
@@ -145,7 +155,7 @@ static int foreign_ok = -1;
 static const char *snis[16];
 static int n_snis, warmup, pause_ms, do_fork, reject, show_rss, generic, keepalive = 1,
            sni_count, timing;
-static int no_free;
+static int no_free, linger, exit_now, reconnects;
 static int port, n = 1, threads = 1, version, fresh_ctx, no_shutdown, no_read, native, app_cb,
                  nodelay, quiet;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -616,10 +626,31 @@ static int one(const struct profile *p, SSL_CTX *ctx, int index)
         }
         pthread_mutex_unlock(&lock);
     }
+    for (int r = 0; r < reconnects && ok; r++) {
+        int got, total = 0;
+        SSL_shutdown(s);
+        close(fd);
+        ok = 0;
+        if ((fd = tcp_connect()) < 0)
+            goto out;
+        SSL_set_fd(s, fd);
+        SSL_set_connect_state(s);
+        if (do_connect(s) != 1 || do_write(s, request, (int)sizeof request - 1) <= 0)
+            goto out;
+        while ((got = do_read(s, buf, sizeof buf)) > 0)
+            total += got;
+        ok = total > 0;
+        if (ok && SSL_session_reused(s))
+            __atomic_fetch_add(&reused, 1, __ATOMIC_RELAXED);
+    }
     if (no_free)
         return ok;
     if (!no_shutdown && !(no_shutdown_later && index > 0))
         SSL_shutdown(s);
+    if (linger) {
+        close(fd);
+        return ok;
+    }
 out:
     if (!ok && !quiet && s != NULL) {
         const char *reason = ERR_reason_error_string(ERR_peek_last_error());
@@ -697,6 +728,9 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--tls13")) version = TLS1_3_VERSION;
         else if (!strcmp(a, "--no-shutdown")) no_shutdown = 1;
         else if (!strcmp(a, "--no-free")) no_free = 1;
+        else if (!strcmp(a, "--linger")) linger = 1;
+        else if (!strcmp(a, "--exit-now")) exit_now = 1;
+        else if (!strcmp(a, "--reconnect")) reconnects = atoi(argv[++i]);
         else if (!strcmp(a, "--no-read")) no_read = 1;
         else if (!strcmp(a, "--native")) native = 1;
         else if (!strcmp(a, "--native-first")) native = native_first = 1;
@@ -746,7 +780,7 @@ int main(int argc, char **argv)
     }
     nb = strcmp(mode, "nonblock") == 0;
     if (i != argc - 1 || (port = atoi(argv[i])) <= 0 || n < 1 || threads < 1 || threads > 512 ||
-        keepalive < 1 || sni_count < 0) {
+        keepalive < 1 || sni_count < 0 || reconnects < 0) {
         fprintf(stderr, "usage: client [options] PORT\n");
         return 2;
     }
@@ -779,7 +813,7 @@ int main(int argc, char **argv)
         failed++;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     getrusage(RUSAGE_SELF, &ru1);
-    printf("reused=%d of=%d failed=%d", reused, n * threads + warmup, failed);
+    printf("reused=%d of=%d failed=%d", reused, n * threads * (1 + reconnects) + warmup, failed);
     if (app_cb)
         printf(" callback_sessions=%d", cb_sessions);
     if (foreign)
@@ -808,6 +842,10 @@ int main(int argc, char **argv)
     if (native_first)
         printf(" resumable=%d", native_session && SSL_SESSION_is_resumable(native_session));
     printf("\n");
+    if (exit_now) {
+        fflush(stdout);
+        _exit(failed ? 1 : 0);
+    }
     SSL_SESSION_free(native_session);
     for (i = 0; i < n_kept; i++)
         SSL_SESSION_free(kept[i]);

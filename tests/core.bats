@@ -248,3 +248,29 @@ PY
     start_psk --big-tickets 10
     one_session_thrice
 }
+
+@test "connections shut down but never freed (Node.js 20, Ruby): their newest tickets serve the next ones, resumed 9 of 10" {
+    # A resumed handshake earns one ticket, its connection's newest: held
+    # on the connection until it is freed, every other one resumed.
+    start_psk --tls13
+    run with_shim "$CLIENT" --linger --n 10 --cafile "$CA" --sni localhost "$PORT"
+    assert_success
+    assert_output "reused=9 of=10 failed=0"
+    assert_equal "$(resumed)" 9
+    assert_equal "$(offered_twice)" ""
+}
+
+@test "a connection put back in connect state after SSL_shutdown (s_client -reconnect): its own reconnections resume, no ticket offered twice" {
+    # --linger: each connection stays while the next one starts, with the
+    # pool that its reconnections took their tickets from.
+    start_psk --tls13
+    run client --reconnect 2 --n 3 --linger --cafile "$CA" --sni localhost "$PORT"
+    assert_output "reused=6 of=9 failed=0"
+    : > "$SLOG"
+    run with_shim "$CLIENT" --reconnect 2 --n 3 --linger --cafile "$CA" --sni localhost "$PORT"
+    assert_success
+    # every reconnection resumes, as without the shim, and the shim offers
+    # the second connection a ticket the first earned
+    [ "$(resumed)" -ge 7 ]
+    assert_equal "$(offered_twice)" ""
+}

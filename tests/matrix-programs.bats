@@ -120,11 +120,11 @@ urls() {
 }
 
 @test "Ruby Net::HTTP (verify callback; SSL objects freed only by the garbage collector)" {
-    # TLS 1.3: each connection's newest ticket stays with its SSL until the
-    # garbage collector frees it, and nginx sends one ticket per resumed
-    # handshake, so about every other connection finds none (see
+    # TLS 1.3: nginx sends one ticket per resumed handshake, the
+    # connection's newest, which leaves the connection when Ruby shuts it
+    # down, long before the garbage collector frees it (see
     # examples/tested-programs.md).
-    row nginx13 0 ">=$((N / 2 - 1))" ruby "$P/fetch.rb" localhost @PORT@ "$N" "$CA"
+    row nginx13 0 $((N - 1)) ruby "$P/fetch.rb" localhost @PORT@ "$N" "$CA"
     row nginx12 0 $((N - 1)) ruby "$P/fetch.rb" localhost @PORT@ "$N" "$CA"
 }
 

@@ -584,3 +584,16 @@ snapshot() {
     run stored "$ROOT/tests/bin/lifecycle" errno
     assert_output "errno=0"
 }
+
+@test "a program that neither shuts down nor frees its connection, and ends in _exit (apt's https method): every run after the first resumes" {
+    # A resumed handshake earns one ticket, its connection's newest: it
+    # reaches the store once earned, exit handler or not.
+    start_psk --tls13
+    local i
+    for i in $(seq 10); do
+        run stored "$CLIENT" --no-free --exit-now --cafile "$CA" --sni localhost "$PORT"
+        assert_success
+    done
+    assert_equal "$(resumed)" 9
+    assert_equal "$(offered_twice)" ""
+}

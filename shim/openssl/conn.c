@@ -37,6 +37,7 @@ struct conn {
     time_t born;            /* the verifying full handshake behind this one */
     unsigned gen;           /* fork generation at begin */
     bool started, done, used, verified;
+    bool shut;              /* the program sent its shutdown (conn_shutdown) */
     bool judged;            /* the status callback saw the kept staple */
     bool refused;           /* the judge refused the resumed connection */
     bool cert_asked;        /* a certificate callback ran (certcb.c) */
@@ -68,12 +69,30 @@ static void not_quiet(void)
  * SSL_clear can make OpenSSL offer it again. The reservation is cancelled
  * when the ticket goes its ordinary way first (published when the
  * connection is freed, or dropped); one the application reuses or takes is
- * discarded from the reservations by pool_discard. */
+ * discarded from the reservations by pool_discard.
+ *
+ * A process may not exit cleanly either: apt 3.0's https method
+ * (methods/connect.cc) neither shuts down nor frees its connection, and
+ * ends in _exit from its SIGINT handler (methods/basehttp.cc, SigTerm),
+ * the signal apt-helper's worker sends as it finishes
+ * (apt-pkg/acquire-worker.cc). A resumed handshake earns one ticket from
+ * an OpenSSL server, which is then the connection's newest and its first:
+ * like the first ticket of each server that goes to the pool
+ * (pool_write_through), it goes to the store at once, and the store has it
+ * alone. Should the program still offer it again itself (SSL_clear after
+ * SSL_shutdown), it takes it back from the store as the handshake starts
+ * (pool_claim), unless another process took it first; then the
+ * connection offers none of its own, never the same twice. */
 static void reserve_latest(struct conn *c)
 {
     if (!store_on() || c->latest.sess == NULL || c->latest_reserved || !c->done || !c->used ||
         !c->verified)
         return;
+    if (pool_write_through(&c->key, &c->latest, c->gen)) {
+        LOG(LOG_DEBUG, "a connection's newest TLS 1.3 ticket went to the store");
+        pooled_free(&c->latest);
+        return;
+    }
     struct pooled copy = c->latest;
     copy.chain = chain_copy(&c->latest.chain);
     copy.ops->up_ref(copy.sess);
@@ -259,6 +278,26 @@ static void offer(struct conn *c, SSL *s)
         nodelay_on(c, s);
 }
 
+/* SSL_set_connect_state puts a finished connection back before its
+ * handshake without SSL_clear (openssl s_client -reconnect does so after
+ * SSL_shutdown), and the next handshake call clears it first, as it clears
+ * every connection in that state (state_machine, ssl/statem/statem.c, 3.0
+ * and 3.5): the session is kept and offered again, and the method the last
+ * handshake negotiated gives way to the connection's first. Unseen, that
+ * handshake left its ticket in a pool, which offered it to another
+ * connection too. The clear is made here, a moment earlier, with what
+ * SSL_clear's hook does around it: the connection's life ends as a cleared
+ * one's, and the handshake begins as any other, whose own offer leaves the
+ * pools (pool_claim). */
+static bool restart(SSL *s)
+{
+    appsess_clearing(s);
+    if (R(SSL_clear)(s) != 1)
+        return false;
+    conn_cleared(s);
+    return true;
+}
+
 void conn_begin(SSL *s)
 {
     /* A library bound straight to libssl (PHP loads libcurl with
@@ -271,7 +310,7 @@ void conn_begin(SSL *s)
     if (!ctx_connecting(ctx, &parts))
         return;
     struct conn *c = get_or_create(s);
-    if (c == NULL || c->started)
+    if (c == NULL || (c->started && c->done && !restart(s)) || c->started)
         return;
     c->started = true;
     c->gen = pool_generation();
@@ -512,7 +551,10 @@ bool conn_after(SSL *s, int ret, enum io io)
         c->used = true;
         if (c->verified)
             publish_held(c, s);
-        reserve_latest(c);
+        if (c->shut)
+            settle_latest(c);
+        else
+            reserve_latest(c);
     }
     if (c->nodelay_fd < 0) {
         conn_quiet = s;
@@ -547,7 +589,7 @@ void conn_session(SSL *s, SSL_SESSION *sess, bool app_kept)
     /* A TLS 1.2 session may be resumed by the application and the pool
      * alike; a TLS 1.3 ticket the application keeps is its own. */
     p.app = app_kept && session_is_tls13(p.sess);
-    if (c->done && session_is_tls13(p.sess) && !p.app) {
+    if (c->done && session_is_tls13(p.sess) && !p.app && !c->shut) {
         /* The newest ticket is also the connection's own session, which
          * OpenSSL offers again if the application reuses this SSL after
          * SSL_clear (wrk does). It waits on the connection until that is
@@ -578,6 +620,38 @@ void conn_session(SSL *s, SSL_SESSION *sess, bool app_kept)
     memmove(&c->held[1], &c->held[0], c->n_held * sizeof *c->held);
     c->held[0] = p;
     c->n_held++;
+}
+
+/* The newest ticket waits on its connection because OpenSSL offers it
+ * again when the program reuses the SSL after SSL_clear (wrk's ssl_close:
+ * SSL_shutdown, then SSL_clear, then SSL_connect again). But a connection
+ * the program shut down may wait long to be freed: Node.js 20 tries a
+ * name's addresses in turn (lib/net.js, internalConnectMultiple;
+ * autoSelectFamily, on by default since Node.js 20), wraps the socket of
+ * each address after the first in a new TLSWrap (lib/_tls_wrap.js,
+ * kReinitializeHandle), and frees that one's SSL only when its garbage
+ * collector runs or the process ends (localhost: ::1 refused, then
+ * 127.0.0.1); Ruby frees an SSL only in its garbage collector. A resumed
+ * handshake earns one ticket from an OpenSSL server, its newest: held, it
+ * left the next connection nothing to offer, and every other one resumed.
+ * So once the program has sent its shutdown, that ticket and any later
+ * one go their ordinary way, as from a freed connection. A program that
+ * reuses the connection after all takes its ticket back from the pool as
+ * the handshake starts (pool_claim), unless another connection offered it
+ * in between: then it offers none of its own (the shim may offer it
+ * another), and no ticket is offered twice. */
+void conn_shutdown(SSL *s)
+{
+    struct conn *c = get(s);
+    if (c == NULL || !c->started || c->shut || !(R(SSL_get_shutdown)(s) & SSL_SENT_SHUTDOWN))
+        return;
+    c->shut = true;
+    /* One not earned yet waits for the connection's first use, or goes
+     * when it is freed. */
+    if (c->latest.sess != NULL && c->done && c->used && c->verified) {
+        LOG(LOG_DEBUG, "a shut down connection's newest TLS 1.3 ticket goes to the pool");
+        settle_latest(c);
+    }
 }
 
 void conn_cert_asked(SSL *s)

@@ -47,6 +47,8 @@ void conn_cert_asked(SSL *s);
  * conn_cleared settles it and readies the state for the next handshake. */
 bool conn_clearing(SSL *s);
 void conn_cleared(SSL *s);
+/* After SSL_shutdown: the program may have done with the connection. */
+void conn_shutdown(SSL *s);
 /* The application took a session (SSL_get1_session). */
 void conn_app_took(SSL *s, SSL_SESSION *sess);
 /* The verified chain behind a connection resumed from a session restored

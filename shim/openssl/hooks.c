@@ -574,6 +574,17 @@ EXPORT int SSL_clear(SSL *s)
     return r;
 }
 
+/* A program shuts a connection down when it has done with it, or before
+ * it reuses it (conn_shutdown). */
+EXPORT int SSL_shutdown(SSL *s)
+{
+    REAL_OR(SSL_shutdown, -1, (s));
+    int r = ossl_SSL_shutdown(s);
+    if (s != NULL && shim_started())
+        conn_shutdown(s);
+    return r;
+}
+
 /* A TLS 1.3 ticket the application offers itself must leave every pool at
  * once: another thread may be about to take it. */
 EXPORT int SSL_set_session(SSL *s, SSL_SESSION *sess)
