@@ -342,9 +342,11 @@ node_output() {
 }
 
 # Node 18's Agent resumes every request after the first by itself; Node
-# 20's resumes none here (its session cache keeps nothing from these
-# connections). Under the shim: every request after the first, its own
-# cache's offers left as they are.
+# 20's none here: it tries localhost's ::1 first and, refused, wraps the
+# socket in a second TLSWrap whose session callbacks are never enabled, so
+# its Agent caches nothing (with --dns-result-order=ipv4first it resumes).
+# Under the shim: every request after the first, its own cache's offers
+# left as they are.
 @test "Debian's Node.js, one shared Agent: its own session cache kept, and resumed under the shim" {
     local v
     for v in 13 12; do
