@@ -45,6 +45,8 @@
  *                     its own; print how many sessions it saw
  *   --keep            a new-session callback that keeps every session (returns
  *                     1), as a program with its own cache; never offers them
+ *   --move-ctx        move each connection to another context made as the
+ *                     first (SSL_set_SSL_CTX) before it is given a session
  *   --save F          with --keep: also write each kept session to F (DER,
  *                     appended), as a program persisting its cache
  *   --load F          offer the first session in F on the first connection
@@ -171,7 +173,7 @@ static unsigned char psk_key[64];
 static long psk_len;
 
 static const char *save_file, *load_file;
-static int keep;
+static int keep, move_ctx;
 static SSL_SESSION *kept[64];
 static int n_kept;
 
@@ -559,6 +561,14 @@ static int one(const struct profile *p, SSL_CTX *ctx, int index)
             SSL_set_session(s, native_session);
         pthread_mutex_unlock(&lock);
     }
+    if (move_ctx) {
+        /* Another context made as the first: the connection moves there
+         * before it is given a session (as a name callback moves one). */
+        SSL_CTX *other = make_ctx(p);
+        if (other == NULL || SSL_set_SSL_CTX(s, other) == NULL)
+            fprintf(stderr, "client: cannot move to another context\n");
+        SSL_CTX_free(other);
+    }
     if (load_file && index == 0) {
         SSL_SESSION *loaded = load_session();
         if (loaded)
@@ -739,6 +749,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--keep")) keep = 1;
         else if (!strcmp(a, "--save")) save_file = argv[++i];
         else if (!strcmp(a, "--load")) load_file = argv[++i];
+        else if (!strcmp(a, "--move-ctx")) move_ctx = 1;
         else if (!strcmp(a, "--quiet")) quiet = 1;
         else if (!strcmp(a, "--warmup")) warmup = atoi(argv[++i]);
         else if (!strcmp(a, "--pause")) pause_ms = atoi(argv[++i]);

@@ -389,6 +389,17 @@ snapshot() {
     run offered_twice
     assert_output ""
     assert_equal "$(connections)" 6
+    # the same on a connection moved to another context before it is
+    # given the saved ticket (SSL_set_SSL_CTX), which the shim offers none
+    # of its own tickets
+    rm -rf "$STORE" "$saved"
+    stored "$CLIENT" --cafile "$CA" --keep --save "$saved" --n 1 "$PORT"
+    run stored "$CLIENT" --cafile "$CA" --n 1 "$PORT"
+    assert_output "reused=1 of=1 failed=0"
+    run stored "$CLIENT" --cafile "$CA" --move-ctx --load "$saved" --n 1 "$PORT"
+    assert_output "reused=0 of=1 failed=0"
+    run offered_twice
+    assert_output ""
 }
 
 @test "a saved ticket is offered once across configurations, and however many tickets were taken since" {

@@ -323,9 +323,16 @@ void conn_begin(SSL *s)
      * pool's too (hooks.c: i2d_SSL_SESSION): if the shim offered it first,
      * here or in another process, this connection offers none of its own
      * rather than offer it a second time. */
+    /* The claim is made whatever the method: a connection moved to another
+     * context offers its own ticket as any other. Taking it back passes
+     * through SSL_set_session, which puts back 3.0's context method or
+     * 3.5's original one (settings.h): where the connection has its
+     * context's method, that is no change for a program that never set
+     * one of its own. */
     if (own != NULL && c->key.len != 0 && session_is_tls13(own) &&
-        settings_method_kept(s) &&
-        !pool_claim(&c->key, &ossl_ops, own) && R(SSL_set_session)(s, NULL) == 1) {
+        !pool_claim(&c->key, &ossl_ops, own) &&
+        R(SSL_get_ssl_method)(s) == R(SSL_CTX_get_ssl_method)(ctx) &&
+        R(SSL_set_session)(s, NULL) == 1) {
         LOG(LOG_DEBUG, "the application offers a ticket offered already; it offers none");
         own = NULL;
     }
