@@ -310,7 +310,12 @@ void conn_begin(SSL *s)
     if (!ctx_connecting(ctx, &parts))
         return;
     struct conn *c = get_or_create(s);
-    if (c == NULL || (c->started && c->done && !restart(s)) || c->started)
+    if (c == NULL)
+        return;
+    /* A finished connection put back in connect state begins again. */
+    if (c->started && c->done && !restart(s))
+        return;
+    if (c->started)
         return;
     c->started = true;
     c->gen = pool_generation();
