@@ -5,8 +5,10 @@
 #include "log.h"
 #include "verified.h"
 
+/* Arrays, not pointers: a table of pointers costs every program the shim
+ * is preloaded into a relocation each at start. */
 static const struct {
-    const char *lib, *releases, *what;
+    char lib[16], releases[16], what[32];
 } table[FEATURE_COUNT] = {
 #define VERIFIED(f, l, r, w) [FEATURE_##f] = {l, r, w},
 #include "verified.def"

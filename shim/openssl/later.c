@@ -26,6 +26,11 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void resolve(void)
 {
+    /* Before 3.2 there is neither: no lookups, each of which would try
+     * every library (a few thousand instructions at a process's first
+     * connection). 3.x numbers itself 0xMNN00PP0. */
+    if (R(OpenSSL_version_num)() < 0x30200000UL)
+        return;
     quic[0] = (const SSL_METHOD *(*)(void))real_since("OSSL_QUIC_client_method", "OPENSSL_3.2.0");
     quic[1] = (const SSL_METHOD *(*)(void))real_since("OSSL_QUIC_client_thread_method",
                                                       "OPENSSL_3.2.0");
