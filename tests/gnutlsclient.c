@@ -44,6 +44,9 @@
  *   --psks U:K,U:K..  PSK credentials used in turn, one per connection
  *   --psk-callback USER:HEXKEY  the same, given by a function
  *                     (gnutls_psk_set_client_credentials_function)
+ *   --psk-function N  which setter --psk-callback uses: 1 (the default), 2
+ *                     (..._function2) or 3 (..._function3, GnuTLS 3.8.1 and
+ *                     later: elsewhere the client says so and exits 2)
  *   --pin F           byhand and callback also require the server's
  *                     certificate to be the one in PEM file F (as a
  *                     program pinning a key; F another certificate makes
@@ -89,7 +92,7 @@
 
 static const char *host, *port_s, *path = "/", *tls, *verify = "inhandshake";
 static const char *names[MAX_LIST], *cafiles[MAX_LIST], *psks[MAX_LIST];
-static int n_names, n_cafiles, n_psks, psk_by_callback;
+static int n_names, n_cafiles, n_psks, psk_by_callback, psk_function = 1;
 static const char *crlfile;
 static char *client_certs[MAX_LIST];
 static int n_client_certs;
@@ -207,12 +210,38 @@ static int psk_cb(gnutls_session_t s, char **username, gnutls_datum_t *key)
     return 0;
 }
 
+static int psk_cb2(gnutls_session_t s, gnutls_datum_t *username, gnutls_datum_t *key)
+{
+    char *user;
+    if (psk_cb(s, &user, key) < 0)
+        return -1;
+    username->data = (unsigned char *)user;
+    username->size = (unsigned)strlen(user);
+    return 0;
+}
+
+#if GNUTLS_VERSION_NUMBER >= 0x030801
+static int psk_cb3(gnutls_session_t s, gnutls_datum_t *username, gnutls_datum_t *key,
+                   gnutls_psk_key_flags *flags)
+{
+    if (flags != NULL) /* 3.8.9 passes none in a TLS 1.2 handshake */
+        *flags = GNUTLS_PSK_KEY_RAW;
+    return psk_cb2(s, username, key);
+}
+#endif
+
 static gnutls_psk_client_credentials_t make_psk(int i)
 {
     gnutls_psk_client_credentials_t cred;
     if (gnutls_psk_allocate_client_credentials(&cred) < 0)
         return NULL;
-    if (psk_by_callback)
+    if (psk_by_callback == 2)
+        gnutls_psk_set_client_credentials_function2(cred, psk_cb2);
+#if GNUTLS_VERSION_NUMBER >= 0x030801
+    else if (psk_by_callback == 3)
+        gnutls_psk_set_client_credentials_function3(cred, psk_cb3);
+#endif
+    else if (psk_by_callback)
         gnutls_psk_set_client_credentials_function(cred, psk_cb);
     else if (gnutls_psk_set_client_credentials(cred, psk_user[i], &psk_key[i],
                                                GNUTLS_PSK_KEY_RAW) < 0) {
@@ -484,7 +513,7 @@ int main(int argc, char **argv)
                               !strcmp(a, "--path") || !strcmp(a, "--step") ||
                               !strcmp(a, "--crlfile") || !strcmp(a, "--client-cert") ||
                               !strcmp(a, "--psk") || !strcmp(a, "--psks") ||
-                              !strcmp(a, "--psk-callback")))
+                              !strcmp(a, "--psk-callback") || !strcmp(a, "--psk-function")))
             return usage("an option lacks its value");
         if (!strcmp(a, "--connect")) {
             snprintf(connect_arg, sizeof connect_arg, "%s", argv[++i]);
@@ -542,10 +571,19 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--psk")) n_psks = 0, psks[n_psks++] = argv[++i];
         else if (!strcmp(a, "--psks")) n_psks = 0, split(argv[++i], psks, &n_psks);
         else if (!strcmp(a, "--psk-callback")) n_psks = 0, psks[0] = argv[++i], psk_by_callback = 1;
+        else if (!strcmp(a, "--psk-function")) psk_function = atoi(argv[++i]);
         else return usage("unknown option");
     }
     if (host == NULL)
         return usage("--connect HOST:PORT is needed");
+    if (psk_function < 1 || psk_function > 3)
+        return usage("--psk-function takes 1, 2 or 3");
+#if GNUTLS_VERSION_NUMBER < 0x030801
+    if (psk_function == 3)
+        return usage("--psk-function 3: this GnuTLS has no gnutls_psk_set_client_credentials_function3");
+#endif
+    if (psk_by_callback)
+        psk_by_callback = psk_function;
     if (tls && strcmp(tls, "1.2") && strcmp(tls, "1.3"))
         return usage("--tls takes 1.2 or 1.3");
     if (strcmp(verify, "inhandshake") && strcmp(verify, "byhand") && strcmp(verify, "callback") &&
