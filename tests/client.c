@@ -8,9 +8,11 @@
  *   --sni NAME        server name sent and, with --verify, checked
  *   --n N             connections per thread (1)
  *   --threads T       threads connecting at once (1)
- *   --mode M          connect | handshake | write | bio | bio-io | nonblock  (how the
- *                     handshake starts: SSL_connect, SSL_do_handshake,
- *                     implicitly in the first SSL_write, BIO_do_handshake on
+ *   --mode M          connect | handshake | write | write2 | bio | bio-io | nonblock
+ *                     (how the handshake starts: SSL_connect, SSL_do_handshake,
+ *                     implicitly in the first SSL_write, or in the first
+ *                     SSL_write_ex2 (OpenSSL 3.3 and later; elsewhere the
+ *                     client says so and exits 2), BIO_do_handshake on
  *                     a BIO_f_ssl, in the first BIO_write on one (bio-io:
  *                     then BIO_read, never SSL_read or SSL_write), or
  *                     SSL_connect on a non-blocking socket,
@@ -478,6 +480,11 @@ static int do_connect(SSL *s)
 static int do_write(SSL *s, const void *buf, int len)
 {
     int r;
+#if OPENSSL_VERSION_NUMBER >= 0x30300000L
+    size_t done;
+    if (strcmp(mode, "write2") == 0)
+        return SSL_write_ex2(s, buf, (size_t)len, 0, &done) == 1 ? (int)done : -1;
+#endif
     while ((r = SSL_write(s, buf, len)) <= 0 && nb && nb_wait(s, r))
         ;
     return r;
@@ -585,7 +592,7 @@ static int one(const struct profile *p, SSL_CTX *ctx, int index)
         SSL_set_connect_state(s);
         if (SSL_do_handshake(s) != 1)
             goto out;
-    } else if (strcmp(mode, "write") == 0) {
+    } else if (strcmp(mode, "write") == 0 || strcmp(mode, "write2") == 0) {
         SSL_set_connect_state(s);
     } else if (strcmp(mode, "bio") == 0 || strcmp(mode, "bio-io") == 0) {
         SSL_set_connect_state(s);
@@ -790,6 +797,12 @@ int main(int argc, char **argv)
         }
     }
     nb = strcmp(mode, "nonblock") == 0;
+#if OPENSSL_VERSION_NUMBER < 0x30300000L
+    if (strcmp(mode, "write2") == 0) {
+        fprintf(stderr, "client: --mode write2: these headers have no SSL_write_ex2\n");
+        return 2;
+    }
+#endif
     if (i != argc - 1 || (port = atoi(argv[i])) <= 0 || n < 1 || threads < 1 || threads > 512 ||
         keepalive < 1 || sni_count < 0 || reconnects < 0) {
         fprintf(stderr, "usage: client [options] PORT\n");

@@ -462,6 +462,31 @@ client_of() {
     done
 }
 
+@test "a handshake that ends inside SSL_write_ex2 (OpenSSL 3.3 and later) is judged before the data" {
+    local v dir="$BATS_TEST_TMPDIR/capath"
+    run "$CLIENT" --mode write2 1
+    if [ "$status" = 2 ]; then
+        # only where the library has no SSL_write_ex2
+        assert_output --partial "no SSL_write_ex2"
+        run dpkg --compare-versions "$(openssl version | cut -d' ' -f2)" lt 3.3
+        assert_success
+        return
+    fi
+    for v in $(versions); do
+        start_psk $v
+        rm -rf "$STORE" "$dir"
+        ca_dir "$dir"
+        earn 2 "$CLIENT" $v --capath "$dir" --mode write2 --n 1 "$PORT"
+        assert_equal "$(resumed)" 1
+        rm -f "$dir"/*
+        like_native "$CLIENT" $v --capath "$dir" --mode write2 --n 1 "$PORT"
+        assert_failure
+        assert_output --partial "verify=20 reason=certificate verify failed"
+        [ "$(offered_by 4)" != "-" ]
+        resumed_silent 4
+    done
+}
+
 @test "a verify callback that suspends the handshake (SSL_set_retry_verify) is asked again on a resumed connection" {
     local v
     for v in $(versions); do
