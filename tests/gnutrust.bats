@@ -16,7 +16,8 @@ GNUTRUST="$ROOT/tests/bin/gnutrust"
 
 setup_file() {
     make_certs "$BATS_FILE_TMPDIR"
-    CA="$BATS_FILE_TMPDIR/ca.pem"
+    CA="$BATS_FILE_TMPDIR/ca.pem" CERT="$BATS_FILE_TMPDIR/server.pem"
+    KEY="$BATS_FILE_TMPDIR/server.key"
     FX="$BATS_FILE_TMPDIR/fx"
     mkdir -p "$FX"
     gnutrust_fixtures "$FX" "$CA"
@@ -24,7 +25,7 @@ setup_file() {
     # The bundle's certificates: the system's and the nine below; two are
     # the same (dup1), which a list holds once but a load counts twice.
     ALL=$(( SYS + 9 ))
-    export CA FX SYS ALL
+    export CA CERT KEY FX SYS ALL
 }
 
 # gnutrust_fixtures DIR CA: the certificates below, and DIR/bundle.pem: the
@@ -226,12 +227,25 @@ fp() { openssl x509 -in "$1" -noout -fingerprint -sha256 | cut -d= -f2 | tr -d :
     same new dir "$FX/dir" - list new system system list \
         cred credfile "$FX/bundle.pem" credfile "$FX/bundle.pem" credissuer "$FX/leafdup.pem" \
         cred credsystem credissuer "$FX/leafdup.pem" list \
-        cred creddir "$FX/dir" credissuer "$FX/leafdup.pem" list
+        cred creddir "$FX/dir" credissuer "$FX/leafdup.pem" list \
+        cred creddir /etc/ssl/certs creddir /etc/ssl/certs list
     assert_line "dir $FX/dir -: 6"
     assert_line "system: $SYS"
     assert_line "credfile $FX/bundle.pem: $ALL"
     assert_line "credissuer $FX/leafdup.pem: 0 CN=dup-ca $(fp "$FX/dup2.pem")"
     assert_line "credissuer $FX/leafdup.pem: GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE (none)"
+}
+
+@test "GnuTLS trust: the CA names a server sends, every CA once, in file order, whatever was looked up" {
+    same $(warm "$FX/bundle.pem") cred credfile "$FX/bundle.pem" credissuer "$FX/leafdup.pem" \
+        canames "$CERT" "$KEY" cred credsystem credissuer "$FX/leafdup.pem" canames "$CERT" "$KEY" \
+        cred credfile "$FX/bundle.pem" credfile "$FX/shifted.pem" canames "$CERT" "$KEY"
+    assert_line --regexp "^  ca names $(( ALL - 1 )) digest [0-9a-f]{12}$"
+    assert_line --regexp "^  ca names $SYS digest [0-9a-f]{12}$"
+    # The second file adds only root-a's name: the others are duplicates.
+    assert_line --regexp "^  ca names $ALL digest [0-9a-f]{12}$"
+    run grep -c '^canames: client 0 server 0$' <<< "$output"
+    assert_output 3
 }
 
 @test "GnuTLS trust: OCSP responses, whose signer GnuTLS finds in the list itself" {

@@ -31,6 +31,9 @@
  *                        of its authority key id (without, or with, the name)
  *   credissuer PEM       gnutls_certificate_get_issuer on the credentials
  *   ocsp RESP            gnutls_ocsp_resp_verify of a DER response
+ *   canames CERT KEY     a handshake in the process with a server of these
+ *                        credentials (CERT, KEY) asking for a client
+ *                        certificate: the CA names it sends, in order
  *   list                 gnutls_x509_trust_list_iter_get_ca, in order
  *   copy SRC DST         replaces DST by SRC's bytes (rename)
  *   rm FILE              removes FILE
@@ -42,12 +45,16 @@
  * Certificates are printed by their subject and SHA-256 fingerprint.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <gnutls/gnutls.h>
+#include <gnutls/abstract.h>
+#include <gnutls/crypto.h>
 #include <gnutls/ocsp.h>
 #include <gnutls/x509.h>
 
@@ -284,6 +291,85 @@ static void ocsp(const char *f)
     gnutls_free(d.data);
 }
 
+/* The server's CA names, as the client's certificate callback receives them
+ * (gnutls_certificate_set_retrieve_function2): the count, an order-sensitive
+ * digest of them all, and the first three. */
+static int ca_names_cb(gnutls_session_t s, const gnutls_datum_t *req, int nreq,
+                       const gnutls_pk_algorithm_t *algos, int nalgos, gnutls_pcert_st **pcert,
+                       unsigned *npcert, gnutls_privkey_t *key)
+{
+    (void)s, (void)algos, (void)nalgos;
+    gnutls_hash_hd_t h;
+    unsigned char md[32];
+    gnutls_hash_init(&h, GNUTLS_DIG_SHA256);
+    for (int i = 0; i < nreq; i++) {
+        unsigned char len[4] = {req[i].size >> 24, req[i].size >> 16, req[i].size >> 8,
+                                req[i].size};
+        gnutls_hash(h, len, 4);
+        gnutls_hash(h, req[i].data, req[i].size);
+    }
+    gnutls_hash_deinit(h, md);
+    printf("  ca names %d digest %02x%02x%02x%02x%02x%02x\n", nreq, md[0], md[1], md[2], md[3],
+           md[4], md[5]);
+    for (int i = 0; i < nreq && i < 3; i++) {
+        gnutls_datum_t str = {NULL, 0};
+        gnutls_x509_rdn_get2(&req[i], &str, 0);
+        printf("  ca name %s\n", str.data ? (char *)str.data : "?");
+        gnutls_free(str.data);
+    }
+    *pcert = NULL;
+    *npcert = 0;
+    *key = NULL;
+    return 0;
+}
+
+struct side {
+    gnutls_session_t s;
+    int r;
+};
+
+static void *handshake_thread(void *arg)
+{
+    struct side *sd = arg;
+    do
+        sd->r = gnutls_handshake(sd->s);
+    while (sd->r < 0 && !gnutls_error_is_fatal(sd->r));
+    return NULL;
+}
+
+static void ca_names(const char *cert, const char *key)
+{
+    gnutls_certificate_credentials_t ccred;
+    struct side srv = {0}, cli = {0};
+    int sv[2];
+    pthread_t t;
+    int r = gnutls_certificate_set_x509_key_file(cred, cert, key, GNUTLS_X509_FMT_PEM);
+    if (r < 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) {
+        printf("canames: %s\n", err(r));
+        return;
+    }
+    gnutls_certificate_allocate_credentials(&ccred);
+    gnutls_certificate_set_retrieve_function2(ccred, ca_names_cb);
+    gnutls_init(&srv.s, GNUTLS_SERVER);
+    gnutls_init(&cli.s, GNUTLS_CLIENT);
+    gnutls_set_default_priority(srv.s);
+    gnutls_set_default_priority(cli.s);
+    gnutls_credentials_set(srv.s, GNUTLS_CRD_CERTIFICATE, cred);
+    gnutls_credentials_set(cli.s, GNUTLS_CRD_CERTIFICATE, ccred);
+    gnutls_certificate_server_set_request(srv.s, GNUTLS_CERT_REQUEST);
+    gnutls_transport_set_int(srv.s, sv[0]);
+    gnutls_transport_set_int(cli.s, sv[1]);
+    pthread_create(&t, NULL, handshake_thread, &srv);
+    handshake_thread(&cli);
+    pthread_join(t, NULL);
+    printf("canames: client %s server %s\n", err(cli.r), err(srv.r));
+    gnutls_deinit(cli.s);
+    gnutls_deinit(srv.s);
+    gnutls_certificate_free_credentials(ccred);
+    close(sv[0]);
+    close(sv[1]);
+}
+
 static void copy(const char *src, const char *dst)
 {
     char tmp[4096];
@@ -423,6 +509,10 @@ int main(int argc, char **argv)
         } else if (!strcmp(cmd, "ocsp")) {
             ocsp(a);
             i++;
+        } else if (!strcmp(cmd, "canames")) {
+            need_cred();
+            ca_names(a, b);
+            i += 2;
         } else if (!strcmp(cmd, "list")) {
             list_cas();
         } else if (!strcmp(cmd, "copy")) {
