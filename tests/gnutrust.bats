@@ -60,6 +60,14 @@ gnutrust_fixtures() {
     root dup1 /CN=dup-ca; root dup2 /CN=dup-ca; root dup3 /CN=dup-ca
     root dup1b /CN=dup-ca dup1
     sign leafdup /CN=leafdup dup2 leaf
+    # dup1's name and key, the name a PrintableString (not a UTF8String),
+    # and a leaf of it: GnuTLS compares names as text, within a bucket.
+    printf '[req]\ndistinguished_name=dn\nstring_mask=default\nprompt=no\n[dn]\nCN=dup-ca\n' > ps.cnf
+    openssl req -x509 -new -config ps.cnf -key dup1.key -days 3 \
+        -addext basicConstraints=critical,CA:true -addext keyUsage=critical,keyCertSign,cRLSign \
+        -out dupps.pem 2>/dev/null
+    cp dup1.key dupps.key
+    sign leafps /CN=leafps dupps leaf
     # One intermediate key under two roots, of which only B is trusted; the
     # file has both intermediates, B's first.
     root rootA /CN=root-a; root rootB /CN=root-b
@@ -175,6 +183,19 @@ fp() { openssl x509 -in "$1" -noout -fingerprint -sha256 | cut -d= -f2 | tr -d :
         add "$FX/rootA.pem" - list new 2 file "$FX/bundle.pem" - - issuer "$FX/leafx.pem" list \
         new 1000 file "$FX/bundle.pem" - - bykey "$FX/leafdup.pem" list
     assert_line "bykey $FX/leafdup.pem: 0 CN=dup-ca $(fp "$FX/dup2.pem")"
+}
+
+@test "GnuTLS trust: names are compared as text within a bucket, never across buckets" {
+    # The leaf's issuer name is dup1's in other bytes: found where both
+    # fall in one bucket, not in a list of the default size.
+    same $(warm "$FX/bundle.pem") new 1 file "$FX/bundle.pem" - - verify "$FX/leafps.pem" - - - \
+        issuer "$FX/leafps.pem" bydn "$FX/leafps.pem" \
+        new file "$FX/bundle.pem" - - verify "$FX/leafps.pem" - - - issuer "$FX/leafps.pem"
+    assert_line "issuer $FX/leafps.pem: 0 CN=dup-ca $(fp "$FX/dup1.pem")"
+    assert_line "bydn $FX/leafps.pem: 0 CN=dup-ca $(fp "$FX/dup1.pem")"
+    assert_line "issuer $FX/leafps.pem: GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE (none)"
+    assert_line --regexp '^  status 0x0 '
+    assert_line --regexp '^  status 0x42 '
 }
 
 @test "GnuTLS trust: removed certificates are distrusted" {
