@@ -55,7 +55,7 @@ CMD_LDFLAGS += -Wl,--build-id
 TESTBIN := tests/bin/client tests/bin/pskserver tests/bin/fuzzstore tests/bin/delayrelay \
            tests/bin/lifecycle tests/bin/vhostserver tests/bin/vhostclient tests/bin/policyserver \
            tests/bin/gnutlsclient tests/bin/dualclient tests/bin/verifyedge tests/bin/unit \
-           tests/bin/trustload tests/bin/certcbclient \
+           tests/bin/trustload tests/bin/gnutrust tests/bin/certcbclient \
            tests/bin/serialclient tests/bin/fakever.so
 
 all: libresumeshim.so build/resumeshim scripts/resumeshim
@@ -150,7 +150,7 @@ tests/bin/%: tests/%.c | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lssl -lcrypto -lpthread
 
 # The GnuTLS test client: a program of the second backend.
-tests/bin/gnutlsclient tests/bin/verifyedge: tests/bin/%: tests/%.c | tests/bin
+tests/bin/gnutlsclient tests/bin/verifyedge tests/bin/gnutrust: tests/bin/%: tests/%.c | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lgnutls -lpthread
 
 tests/bin/dualclient tests/bin/verifyedge: tests/connect.h

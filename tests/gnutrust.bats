@@ -1,0 +1,308 @@
+#!/usr/bin/env bats
+# A GnuTLS trust list, as GnuTLS keeps it, with and without the shim:
+# tests/bin/gnutrust drives a list through the same steps without and with
+# the shim, and the two transcripts (the counts loads return, error codes,
+# verification status and every step's issuer and CRL, issuers found by
+# certificate, by name and by key id, the list's certificates in iteration
+# order, OCSP verdicts) must be equal. Each script loads the file twice into
+# lists of its own first, as a program run again would, so that a load on
+# demand, where the shim does one, is the third. The assertions on single
+# lines pin what GnuTLS answers, so that a load that missed a certificate of
+# a name, took duplicates once, or reordered the list fails them.
+
+load helpers
+
+GNUTRUST="$ROOT/tests/bin/gnutrust"
+
+setup_file() {
+    make_certs "$BATS_FILE_TMPDIR"
+    CA="$BATS_FILE_TMPDIR/ca.pem" CERT="$BATS_FILE_TMPDIR/server.pem"
+    KEY="$BATS_FILE_TMPDIR/server.key"
+    FX="$BATS_FILE_TMPDIR/fx"
+    mkdir -p "$FX"
+    gnutrust_fixtures "$FX" "$CA"
+    SYS=$(grep -c 'BEGIN CERTIFICATE' /etc/ssl/certs/ca-certificates.crt)
+    # The bundle's certificates: the system's and the nine below; two are
+    # the same (dup1), which a list holds once but a load counts twice.
+    ALL=$(( SYS + 9 ))
+    export CA CERT KEY FX SYS ALL
+}
+
+# gnutrust_fixtures DIR CA: the certificates below, and DIR/bundle.pem: the
+# system's bundle followed by them (dup1 twice) and the test CA.
+gnutrust_fixtures() {
+    (
+    set -e
+    cd "$1"
+    key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1.key" 2>/dev/null; }
+    printf '[leaf]\nsubjectAltName=DNS:localhost\nauthorityKeyIdentifier=keyid\n' > ext
+    printf '[int]\nbasicConstraints=critical,CA:true\nkeyUsage=critical,keyCertSign,cRLSign\n%s\n' \
+        'subjectKeyIdentifier=hash' >> ext
+    printf '[ocsp]\nextendedKeyUsage=OCSPSigning\n' >> ext
+    # root NAME SUBJECT [KEY]: a self-signed CA (of KEY's key).
+    root() {
+        local k=${3:-$1}
+        [ -f "$k.key" ] || key "$k"
+        openssl req -x509 -new -key "$k.key" -subj "$2" -days 3 \
+            -addext basicConstraints=critical,CA:true -addext keyUsage=critical,keyCertSign,cRLSign \
+            -out "$1.pem" 2>/dev/null
+    }
+    # sign NAME SUBJECT ISSUER EXTENSIONS [KEY]: a certificate of NAME's key (or KEY's).
+    sign() {
+        local k=${5:-$1}
+        [ -f "$k.key" ] || key "$k"
+        openssl req -new -key "$k.key" -subj "$2" -out "$1.csr" 2>/dev/null
+        openssl x509 -req -in "$1.csr" -CA "$3.pem" -CAkey "$3.key" -CAcreateserial -days 2 \
+            -extfile ext -extensions "$4" -out "$1.pem" 2>/dev/null
+    }
+    # Three CAs of one name; the leaf is the second's (its authority key id
+    # says which). dup1b: dup1's name and key in another certificate.
+    root dup1 /CN=dup-ca; root dup2 /CN=dup-ca; root dup3 /CN=dup-ca
+    root dup1b /CN=dup-ca dup1
+    sign leafdup /CN=leafdup dup2 leaf
+    # dup1's name and key, the name a PrintableString (not a UTF8String),
+    # and a leaf of it: GnuTLS compares names as text, within a bucket.
+    printf '[req]\ndistinguished_name=dn\nstring_mask=default\nprompt=no\n[dn]\nCN=dup-ca\n' > ps.cnf
+    openssl req -x509 -new -config ps.cnf -key dup1.key -days 3 \
+        -addext basicConstraints=critical,CA:true -addext keyUsage=critical,keyCertSign,cRLSign \
+        -out dupps.pem 2>/dev/null
+    cp dup1.key dupps.key
+    sign leafps /CN=leafps dupps leaf
+    # One intermediate key under two roots, of which only B is trusted; the
+    # file has both intermediates, B's first.
+    root rootA /CN=root-a; root rootB /CN=root-b
+    sign intA /CN=cross-int rootA int int; sign intB /CN=cross-int rootB int int
+    cp int.key intA.key
+    sign leafx /CN=leafx intA leaf
+    # A CA and its CRL, which revokes one of two leaves; an OCSP response
+    # about the other, signed by the CA, with and without its certificate.
+    root crlca /CN=crl-ca
+    sign leafok /CN=leafok crlca leaf; sign leafrev /CN=leafrev crlca leaf
+    : > index.txt
+    echo 1000 > crlnumber
+    printf '[ca]\ndefault_ca=c\n[c]\ndatabase=index.txt\ncrlnumber=crlnumber\n%s\n' \
+        'default_md=sha256' > ca.cnf
+    openssl ca -config ca.cnf -revoke leafrev.pem -keyfile crlca.key -cert crlca.pem 2>/dev/null
+    openssl ca -config ca.cnf -gencrl -crldays 2 -keyfile crlca.key -cert crlca.pem \
+        -out crl.pem 2>/dev/null
+    openssl ocsp -issuer crlca.pem -cert leafok.pem -no_nonce -reqout req.der 2>/dev/null
+    openssl ocsp -index index.txt -rsigner crlca.pem -rkey crlca.key -CA crlca.pem \
+        -reqin req.der -respout ocsp.der -ndays 1 2>/dev/null
+    openssl ocsp -index index.txt -rsigner crlca.pem -rkey crlca.key -CA crlca.pem \
+        -reqin req.der -respout ocsp-nocerts.der -resp_no_certs -ndays 1 2>/dev/null
+    # A delegated responder: not in any list, signed by the CA.
+    sign responder /CN=responder crlca ocsp
+    openssl ocsp -index index.txt -rsigner responder.pem -rkey responder.key -CA crlca.pem \
+        -reqin req.der -respout ocsp-delegated.der -ndays 1 2>/dev/null
+    cat /etc/ssl/certs/ca-certificates.crt dup1.pem dup2.pem dup1.pem rootB.pem intB.pem \
+        intA.pem crlca.pem dup3.pem "$2" > bundle.pem
+    cat rootA.pem bundle.pem > shifted.pem
+    printf -- '-----BEGIN CERTIFICATE-----\nMIIB!!!notbase64\n-----END CERTIFICATE-----\n' > bad.pem
+    cat dup1.pem bad.pem > partbad.pem
+    cat bundle.pem bad.pem > bigbad.pem
+    cat bundle.pem dup1.key > bigkey.pem
+    cat dup1.key > keyonly.pem
+    : > empty.pem
+    # A directory of certificates, one of them twice (as /etc/ssl/certs
+    # holds each by its name and by its hash).
+    mkdir -p dir
+    cp dup1.pem dup2.pem intB.pem rootB.pem crlca.pem dir/
+    ln -sf dup1.pem dir/aaaa.0
+    )
+}
+
+# same STEPS...: gnutrust without and with the shim; equal transcripts,
+# the shim's in $output.
+same() {
+    run timeout 120 "$GNUTRUST" "$@"
+    assert_success
+    local plain=$output
+    run with_shim "$GNUTRUST" "$@"
+    assert_success
+    assert_equal "$output" "$plain"
+}
+
+# The two loads that make the third one on demand.
+warm() { echo new file "$1" - - new file "$1" - -; }
+
+# fp PEM: the first six bytes of the certificate's SHA-256 fingerprint, as
+# gnutrust prints them.
+fp() { openssl x509 -in "$1" -noout -fingerprint -sha256 | cut -d= -f2 | tr -d : | tr A-F a-f | cut -c1-12; }
+
+@test "GnuTLS trust: the count with duplicates, the right one of three CAs of a name" {
+    same $(warm "$FX/bundle.pem") new file "$FX/bundle.pem" - - \
+        verify "$FX/leafdup.pem" - localhost - issuer "$FX/leafdup.pem" bydn "$FX/leafdup.pem" \
+        bykey "$FX/leafdup.pem" dn list
+    assert_line "file $FX/bundle.pem - -: $ALL"
+    assert_line "verify $FX/leafdup.pem: 0"
+    assert_line --regexp "^  step .*leafdup .* <- CN=dup-ca $(fp "$FX/dup2.pem") status 0x0$"
+    # By certificate: the one its authority key id names; by name alone:
+    # the first of the name in the file.
+    assert_line "issuer $FX/leafdup.pem: 0 CN=dup-ca $(fp "$FX/dup2.pem")"
+    assert_line "bydn $FX/leafdup.pem: 0 CN=dup-ca $(fp "$FX/dup1.pem")"
+    assert_line "bykey dn $FX/leafdup.pem: 0 CN=dup-ca $(fp "$FX/dup2.pem")"
+    # The list holds dup1 once.
+    assert_line "list: $(( ALL - 1 )) cas, end GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE"
+}
+
+@test "GnuTLS trust: a cross-signed intermediate, its issuer, the chain's steps" {
+    same $(warm "$FX/bundle.pem") new file "$FX/bundle.pem" - - \
+        verify "$FX/leafx.pem" "$FX/intA.pem" - - verify "$FX/leafx.pem" - - - \
+        issuer "$FX/leafx.pem" issuer "$FX/intA.pem" list
+    assert_line "verify $FX/leafx.pem: 0"
+    assert_line "issuer $FX/leafx.pem: 0 CN=cross-int $(fp "$FX/intB.pem")"
+    refute_line --partial "status 0x42 "
+}
+
+@test "GnuTLS trust: CRLs with the file, added and verified, revoked or not" {
+    same $(warm "$FX/bundle.pem") new file "$FX/bundle.pem" "$FX/crl.pem" - \
+        verify "$FX/leafrev.pem" - - - verify "$FX/leafok.pem" - - - verify "$FX/leafrev.pem" - - c \
+        new file "$FX/bundle.pem" - - addcrl "$FX/crl.pem" v verify "$FX/leafrev.pem" - - - \
+        new addcrl "$FX/crl.pem" vf file "$FX/bundle.pem" - - verify "$FX/leafrev.pem" - - -
+    assert_line "file $FX/bundle.pem $FX/crl.pem -: $(( ALL + 1 ))"
+    assert_line "addcrl $FX/crl.pem v: 1 of 1"
+    assert_line "addcrl $FX/crl.pem vf: GNUTLS_E_CRL_VERIFICATION_ERROR of 1"
+    assert_line --regexp '^  status 0x22 '
+}
+
+@test "GnuTLS trust: certificates the program adds of a name, before and after, with and without duplicates" {
+    same $(warm "$FX/bundle.pem") new add "$FX/dup3.pem" - file "$FX/bundle.pem" - - \
+        issuer "$FX/leafdup.pem" bydn "$FX/leafdup.pem" list \
+        new file "$FX/bundle.pem" - - add "$FX/dup1.pem" d add "$FX/dup2.pem" - \
+        bydn "$FX/leafdup.pem" verify "$FX/leafdup.pem" - - - list \
+        new file "$FX/bundle.pem" - k add "$FX/dup1b.pem" k bydn "$FX/leafdup.pem" list
+    # dup3 first: the name's first is the program's.
+    assert_line "bydn $FX/leafdup.pem: 0 CN=dup-ca $(fp "$FX/dup3.pem")"
+    assert_line "add $FX/dup1.pem d: 1 of 1"
+    # The same name and key: dup1b takes dup1's place, first of the name.
+    assert_line "bydn $FX/leafdup.pem: 0 CN=dup-ca $(fp "$FX/dup1b.pem")"
+}
+
+@test "GnuTLS trust: a list of one bucket iterates in file order, whatever was looked up" {
+    same $(warm "$FX/bundle.pem") new 1 file "$FX/bundle.pem" - - verify "$FX/leafdup.pem" - - - \
+        add "$FX/rootA.pem" - list new 2 file "$FX/bundle.pem" - - issuer "$FX/leafx.pem" list \
+        new 1000 file "$FX/bundle.pem" - - bykey "$FX/leafdup.pem" list
+    assert_line "bykey $FX/leafdup.pem: 0 CN=dup-ca $(fp "$FX/dup2.pem")"
+}
+
+@test "GnuTLS trust: names are compared as text within a bucket, never across buckets" {
+    # The leaf's issuer name is dup1's in other bytes: found where both
+    # fall in one bucket, not in a list of the default size.
+    same $(warm "$FX/bundle.pem") new 1 file "$FX/bundle.pem" - - verify "$FX/leafps.pem" - - - \
+        issuer "$FX/leafps.pem" bydn "$FX/leafps.pem" \
+        new file "$FX/bundle.pem" - - verify "$FX/leafps.pem" - - - issuer "$FX/leafps.pem"
+    assert_line "issuer $FX/leafps.pem: 0 CN=dup-ca $(fp "$FX/dup1.pem")"
+    assert_line "bydn $FX/leafps.pem: 0 CN=dup-ca $(fp "$FX/dup1.pem")"
+    assert_line "issuer $FX/leafps.pem: GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE (none)"
+    assert_line --regexp '^  status 0x0 '
+    assert_line --regexp '^  status 0x42 '
+}
+
+@test "GnuTLS trust: removed certificates are distrusted" {
+    same $(warm "$FX/bundle.pem") new file "$FX/bundle.pem" - - remove "$FX/dup2.pem" \
+        verify "$FX/leafdup.pem" - - - issuer "$FX/leafdup.pem" list \
+        new remove "$FX/dup2.pem" file "$FX/bundle.pem" - - verify "$FX/leafdup.pem" - - -
+    assert_line "remove $FX/dup2.pem: 1 of 1"
+    assert_line "remove $FX/dup2.pem: 0 of 1"
+    # Removed, its leaf's issuer is unknown (0x42); removed before the
+    # load, the file's copy is in the list again, and trusted.
+    assert_line --regexp '^  status 0x42 '
+    assert_line --regexp '^  status 0x0 '
+}
+
+@test "GnuTLS trust: a file changed or removed after its load changes nothing" {
+    local f="$BATS_TEST_TMPDIR/ca.pem" steps plain
+    steps=($(warm "$f") new file "$f" - - copy "$FX/rootA.pem" "$f" verify "$FX/leafdup.pem" - - - \
+        new file "$f" - - verify "$FX/leafdup.pem" - - - rm "$f" bydn "$FX/leafdup.pem" list)
+    cp "$FX/bundle.pem" "$f"
+    run timeout 120 "$GNUTRUST" "${steps[@]}"
+    assert_success
+    plain=$output
+    cp "$FX/bundle.pem" "$f"
+    run with_shim "$GNUTRUST" "${steps[@]}"
+    assert_success
+    assert_equal "$output" "$plain"
+    assert_line "file $f - -: 1"
+    assert_line "verify $FX/leafdup.pem: 0"
+}
+
+@test "GnuTLS trust: return values of loads that fail, again and again" {
+    local f steps=()
+    for f in missing bad partbad keyonly empty bigbad bigkey; do
+        steps+=(new file "$FX/$f.pem" - - new file "$FX/$f.pem" - - new mem "$FX/bundle.pem" - \
+            file "$FX/$f.pem" - d list)
+    done
+    same "${steps[@]}"
+    assert_line "file $FX/missing.pem - -: GNUTLS_E_FILE_ERROR"
+    # One bad block fails the whole file, whatever comes before it.
+    assert_line "file $FX/bigbad.pem - -: GNUTLS_E_BASE64_UNEXPECTED_HEADER_ERROR"
+    assert_line "file $FX/partbad.pem - d: GNUTLS_E_BASE64_UNEXPECTED_HEADER_ERROR"
+    assert_line "file $FX/bigkey.pem - -: $ALL"
+    assert_line "file $FX/empty.pem - -: GNUTLS_E_NO_CERTIFICATE_FOUND"
+    # A failed load adds nothing: the bundle's, less the duplicate.
+    run grep -c "^list: $(( ALL - 1 )) cas" <<< "$output"
+    assert_output 7
+}
+
+@test "GnuTLS trust: a directory, the system's trust, credentials" {
+    same new dir "$FX/dir" - list new system system list \
+        cred credfile "$FX/bundle.pem" credfile "$FX/bundle.pem" credissuer "$FX/leafdup.pem" \
+        cred credsystem credissuer "$FX/leafdup.pem" list \
+        cred creddir "$FX/dir" credissuer "$FX/leafdup.pem" list \
+        cred creddir /etc/ssl/certs creddir /etc/ssl/certs list
+    assert_line "dir $FX/dir -: 6"
+    assert_line "system: $SYS"
+    assert_line "credfile $FX/bundle.pem: $ALL"
+    assert_line "credissuer $FX/leafdup.pem: 0 CN=dup-ca $(fp "$FX/dup2.pem")"
+    assert_line "credissuer $FX/leafdup.pem: GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE (none)"
+}
+
+@test "GnuTLS trust: the CA names a server sends, every CA once, in file order, whatever was looked up" {
+    same $(warm "$FX/bundle.pem") cred credfile "$FX/bundle.pem" credissuer "$FX/leafdup.pem" \
+        canames "$CERT" "$KEY" cred credsystem credissuer "$FX/leafdup.pem" canames "$CERT" "$KEY" \
+        cred credfile "$FX/bundle.pem" credfile "$FX/shifted.pem" canames "$CERT" "$KEY"
+    assert_line --regexp "^  ca names $(( ALL - 1 )) digest [0-9a-f]{12}$"
+    assert_line --regexp "^  ca names $SYS digest [0-9a-f]{12}$"
+    # The second file adds only root-a's name: the others are duplicates.
+    assert_line --regexp "^  ca names $ALL digest [0-9a-f]{12}$"
+    run grep -c '^canames: client 0 server 0$' <<< "$output"
+    assert_output 3
+}
+
+@test "GnuTLS trust: OCSP responses, whose signer GnuTLS finds in the list itself" {
+    same $(warm "$FX/bundle.pem") new file "$FX/bundle.pem" - - ocsp "$FX/ocsp.der" \
+        new file "$FX/bundle.pem" - - ocsp "$FX/ocsp-nocerts.der" \
+        new file "$FX/bundle.pem" - - ocsp "$FX/ocsp-delegated.der" \
+        new file "$FX/shifted.pem" - - remove "$FX/crlca.pem" ocsp "$FX/ocsp.der" \
+        new ocsp "$FX/ocsp.der"
+    assert_line "ocsp $FX/ocsp.der: 0 verify 0x0"
+    assert_line "ocsp $FX/ocsp-nocerts.der: 0 verify 0x0"
+    assert_line "ocsp $FX/ocsp-delegated.der: 0 verify 0x0"
+    assert_line --regexp "^ocsp $FX/ocsp.der: 0 verify 0x[1-9a-f]"
+}
+
+@test "GnuTLS trust: fork, a child goes on from its copy" {
+    same $(warm "$FX/bundle.pem") new file "$FX/bundle.pem" - - bydn "$FX/leafdup.pem" \
+        fork "$FX/leafx.pem" "$FX/intA.pem" list
+    assert_line child
+    assert_line parent
+    run grep -c "^verify $FX/leafx.pem: 0" <<< "$output"
+    assert_output 2
+}
+
+@test "GnuTLS trust: with the store, the next processes answer the same" {
+    local steps plain
+    steps=(new file "$FX/bundle.pem" - - verify "$FX/leafdup.pem" - localhost - \
+        verify "$FX/leafx.pem" "$FX/intA.pem" - - issuer "$FX/leafx.pem" \
+        new file "$FX/bundle.pem" "$FX/crl.pem" d verify "$FX/leafrev.pem" - - - \
+        ocsp "$FX/ocsp.der" list)
+    run timeout 120 "$GNUTRUST" "${steps[@]}"
+    assert_success
+    plain=$output
+    export RESUMESHIM_STORE="$BATS_TEST_TMPDIR/store"
+    for _ in 1 2 3; do
+        run with_shim "$GNUTRUST" "${steps[@]}"
+        assert_success
+        assert_equal "$output" "$plain"
+    done
+}
