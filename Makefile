@@ -56,7 +56,7 @@ TESTBIN := tests/bin/client tests/bin/pskserver tests/bin/fuzzstore tests/bin/de
            tests/bin/lifecycle tests/bin/vhostserver tests/bin/vhostclient tests/bin/policyserver \
            tests/bin/gnutlsclient tests/bin/dualclient tests/bin/verifyedge tests/bin/unit \
            tests/bin/trustload tests/bin/gnutrust tests/bin/certcbclient \
-           tests/bin/serialclient tests/bin/fakever.so
+           tests/bin/serialclient tests/bin/fakever.so tests/bin/vtimecheck
 
 all: libresumeshim.so build/resumeshim scripts/resumeshim
 
@@ -178,6 +178,11 @@ tests/bin/client-static: tests/client.c | tests/bin
 tests/bin/fuzzstore: tests/fuzzstore.c shim/core/record.c shim/core/util.c shim/core/record.h | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -Ishim/core $(SAN) -o $@ \
 	    tests/fuzzstore.c shim/core/record.c shim/core/util.c
+
+# The shim's validity-time answers against libcrypto's own.
+tests/bin/vtimecheck: tests/vtimecheck.c shim/openssl/vtime.c shim/openssl/vtime.h | tests/bin
+	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror $(SAN) -o $@ \
+	    tests/vtimecheck.c shim/openssl/vtime.c -lcrypto
 
 # The unit tier: the core alone, driven by a fake backend (tests/unit/),
 # under the sanitizers. It links no TLS library and sees no backend header,

@@ -75,6 +75,9 @@
  *   --capath DIR      trust the hashed directory DIR and verify the server
  *   --add-ca-after F  after the first connection, add the certificate in F
  *                     to the trust store of the (shared) context
+ *   --check-time-after T  after the first connection, verify as at T
+ *                     (seconds since the epoch) in the (shared) context
+ *                     (X509_VERIFY_PARAM_set_time)
  *   --reject          close each connection right after the handshake,
  *                     unused, as a program whose own checks refused the peer
  *   --alt             the profile options after it (--sni, --cafile,
@@ -155,6 +158,7 @@ static struct profile profiles[2], *prof = &profiles[0];
 static int n_profiles = 1, next_conn;
 
 static const char *host = "127.0.0.1", *mode = "connect", *add_ca_after, *foreign;
+static const char *check_time_after;
 static int foreign_ok = -1;
 static const char *snis[16];
 static int n_snis, warmup, pause_ms, do_fork, reject, show_rss, generic, keepalive = 1,
@@ -702,6 +706,9 @@ static void *run(void *arg)
             __atomic_fetch_add(&failed, 1, __ATOMIC_RELAXED);
         if (index == 0 && add_ca_after)
             add_ca(ctx, add_ca_after);
+        if (index == 0 && check_time_after)
+            X509_VERIFY_PARAM_set_time(SSL_CTX_get0_param(ctx),
+                                       (time_t)strtoll(check_time_after, NULL, 10));
         if (index == 0 && after_first && system(after_first) != 0)
             fprintf(stderr, "client: %s failed\n", after_first);
         if (fresh_ctx)
@@ -735,6 +742,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--purpose")) prof->purpose = 1;
         else if (!strcmp(a, "--capath")) prof->capath = argv[++i];
         else if (!strcmp(a, "--add-ca-after")) add_ca_after = argv[++i];
+        else if (!strcmp(a, "--check-time-after")) check_time_after = argv[++i];
         else if (!strcmp(a, "--reject")) reject = 1;
         else if (!strcmp(a, "--rss")) show_rss = 1;
         else if (!strcmp(a, "--generic")) generic = 1;

@@ -501,3 +501,86 @@ client_of() {
         resumed_silent 4
     done
 }
+
+# A root CA, in the client's CA file only, that ends ten minutes from now,
+# and a leaf it signed that lasts days: the chain the server sends never
+# expires, so only the judgment of a resumed connection sees the root end.
+make_short_root() {
+    local d="$BATS_FILE_TMPDIR/shortroot"
+    [ -f "$d/server.pem" ] && return 0
+    mkdir -p "$d"
+    printf 'basicConstraints=critical,CA:true\nkeyUsage=critical,keyCertSign\n' > "$d/ca.ext"
+    faketime "$(date -u -d '-2 days +10 minutes' '+%Y-%m-%d %H:%M:%S')" \
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+        -subj /CN=short-root -keyout "$d/root.key" -out "$d/root.pem" 2>/dev/null
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=localhost \
+        -keyout "$d/server.key" -out "$d/server.csr" 2>/dev/null
+    printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' > "$d/server.ext"
+    openssl x509 -req -in "$d/server.csr" -CA "$d/root.pem" -CAkey "$d/root.key" \
+        -CAcreateserial -days 5 -extfile "$d/server.ext" -out "$d/server.pem" 2>/dev/null
+}
+
+@test "a root CA that expires between two connections of one process lets nothing in on the second" {
+    make_short_root
+    local d="$BATS_FILE_TMPDIR/shortroot" clock="$BATS_TEST_TMPDIR/clock" v pre status0 out0
+    # The client's clock moves twenty minutes on after its first connection
+    # (libfaketime reads the file again at every call); the root ends in ten.
+    for v in $(versions); do
+        for pre in "" "$SHIM"; do
+            CERT="$d/server.pem" KEY="$d/server.key" start_psk $v
+            echo +0 > "$clock"
+            run env LD_PRELOAD="$pre $FAKETIME_SO" FAKETIME_TIMESTAMP_FILE="$clock" \
+                FAKETIME_NO_CACHE=1 timeout 60 "$CLIENT" $v --cafile "$d/root.pem" --n 3 \
+                --after-first "echo +20m > $clock" "$PORT"
+            if [ -z "$pre" ]; then
+                status0=$status
+                out0=$(printed)
+                assert_failure
+                assert_output --partial "verify=10 reason=certificate verify failed"
+                assert_output --partial "reused=0 of=3 failed=2"
+            else
+                assert_equal "$status" "$status0"
+                assert_equal "$(printed)" "$out0"
+                # Offered, and refused by the judge once the server had
+                # resumed it: not a byte of data.
+                [ "$(offered_by 2)" != "-" ]
+                resumed_silent 2
+                ! grep -q "^data conn=3 bytes=[1-9]" "$SLOG"
+            fi
+        done
+    done
+}
+
+@test "a verify time set after the first connection, past the leaf's end or before its start, refuses the later ones of one process as without the shim" {
+    local v t now status0 out0
+    now=$(date +%s)
+    for v in $(versions); do
+        # Two and a half days on (the leaf lasts two, its CA three), a day back.
+        for t in $((now + 216000)) $((now - 86400)); do
+            start_psk $v
+            run timeout 60 "$CLIENT" $v --cafile "$CA" --n 3 --check-time-after "$t" "$PORT"
+            status0=$status
+            out0=$(printed)
+            assert_failure
+            assert_output --partial "failed=2"
+            start_psk $v
+            run with_shim "$CLIENT" $v --cafile "$CA" --n 3 --check-time-after "$t" "$PORT"
+            assert_equal "$status" "$status0"
+            assert_equal "$(printed)" "$out0"
+            assert_equal "$(resumed)" 0
+        done
+        # A moment inside the validity times: resumed, as before.
+        start_psk $v
+        run with_shim "$CLIENT" $v --cafile "$CA" --n 3 --check-time-after $((now + 3600)) "$PORT"
+        assert_success
+        # (the verify time is part of the key: the first session is not
+        # offered after it changed, the second's is)
+        assert_output "reused=1 of=3 failed=0"
+    done
+}
+
+@test "the validity-time memo answers as libcrypto's X509_cmp_time, time by time" {
+    run "$ROOT/tests/bin/vtimecheck"
+    assert_success
+    assert_output --regexp "^compared=[0-9]{6,} differed=0$"
+}

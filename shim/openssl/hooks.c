@@ -34,6 +34,7 @@
 #include "trust.h"
 #include "trustdemand.h"
 #include "util.h"
+#include "vtime.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -277,6 +278,16 @@ EXPORT int X509_verify(X509 *a, EVP_PKEY *r)
     if (!in_handshake() || !shim_started())
         return ossl_X509_verify(a, r);
     return sigcache_verify(a, r, ossl_X509_verify);
+}
+
+/* A validity time checked inside a handshake or a judgment: each
+ * certificate's times read once (vtime.c). */
+EXPORT int X509_cmp_time(const ASN1_TIME *ctm, time_t *cmp_time)
+{
+    REAL_OR(X509_cmp_time, 0, (ctm, cmp_time));
+    if (!in_handshake() || !shim_started())
+        return ossl_X509_cmp_time(ctm, cmp_time);
+    return vtime_cmp(ctm, cmp_time, ossl_X509_cmp_time);
 }
 
 STORE_HOOK(X509_STORE_add_cert, X509, X509_LU_X509, X509_get_subject_name)
