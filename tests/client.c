@@ -52,7 +52,9 @@
  *   --load F          offer the first session in F on the first connection
  *   --nodelay         set TCP_NODELAY (default: Nagle left on)
  *   --ciphers LIST    TLS 1.2 cipher list
- *   --client-cert F   send the certificate and key in PEM file F
+ *   --client-cert F   send the certificate and key in PEM file F; F,G,...:
+ *                     each file in turn, one certificate slot each (by key
+ *                     type), the last one current
  *   --verify-cb       install a verify callback (accepts what OpenSSL did)
  *   --cert-verify-cb  install a certificate-verify callback (runs OpenSSL's)
  *   --ocsp-cb POLICY  install an OCSP status callback that judges the
@@ -410,9 +412,15 @@ static SSL_CTX *make_ctx(const struct profile *p)
         SSL_CTX_set_tlsext_status_type(ctx, TLSEXT_STATUSTYPE_ocsp);
     if (p->ciphers)
         SSL_CTX_set_cipher_list(ctx, p->ciphers);
-    if (p->client_cert && (SSL_CTX_use_certificate_chain_file(ctx, p->client_cert) != 1 ||
-                           SSL_CTX_use_PrivateKey_file(ctx, p->client_cert, SSL_FILETYPE_PEM) != 1))
-        fprintf(stderr, "client: cannot use %s\n", p->client_cert);
+    for (const char *f = p->client_cert; f != NULL && *f != '\0';) {
+        const char *comma = strchr(f, ',');
+        char one[1024];
+        snprintf(one, sizeof one, "%.*s", comma ? (int)(comma - f) : (int)strlen(f), f);
+        if (SSL_CTX_use_certificate_chain_file(ctx, one) != 1 ||
+            SSL_CTX_use_PrivateKey_file(ctx, one, SSL_FILETYPE_PEM) != 1)
+            fprintf(stderr, "client: cannot use %s\n", one);
+        f = comma ? comma + 1 : NULL;
+    }
     if (ct_policy && strcmp(ct_policy, "strict") == 0)
         SSL_CTX_enable_ct(ctx, SSL_CT_VALIDATION_STRICT);
     else if (ct_policy)

@@ -410,6 +410,45 @@ clients_ca() {
     done
 }
 
+# carol: an RSA certificate of the clients' CA, beside alice's and bob's
+# ECDSA ones (clients_ca first).
+rsa_client() {
+    local d="$BATS_FILE_TMPDIR/clients"
+    [ -f "$d/carol.pem" ] && return
+    openssl req -newkey rsa:2048 -nodes -subj /CN=carol -keyout "$d/carol.key" \
+        -out "$d/carol.csr" 2>/dev/null
+    openssl x509 -req -in "$d/carol.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial \
+        -days 2 -out "$d/carol.crt" 2>/dev/null
+    cat "$d/carol.crt" "$d/carol.key" > "$d/carol.pem"
+}
+
+@test "every certificate slot is the client's identity: a session earned with one never stands for a program that no longer has it, or would send another" {
+    local d="$BATS_FILE_TMPDIR/clients" v pair want
+    clients_ca
+    rsa_client
+    # Slots load in turn, the last current. In TLS 1.3 OpenSSL sends the
+    # slot the server's signature algorithms take first (here alice's
+    # ECDSA), whichever is current; in TLS 1.2 the current one.
+    for v in $(versions); do
+        start_psk $v --client-ca "$d/ca.pem"
+        for pair in "alice.pem,carol.pem carol.pem" "carol.pem alice.pem,carol.pem" \
+            "alice.pem,carol.pem alice.pem,bob.pem,carol.pem"; do
+            set -- $pair
+            local earned="$d/${1//,/,$d/}" now="$d/${2//,/,$d/}"
+            run client $v --cafile "$CA" --client-cert "$now" --n 1 "$PORT"
+            want=$(client_of "$(connections)")
+            [ "$want" != fail ]
+            rm -rf "$STORE"
+            earn 2 "$CLIENT" $v --cafile "$CA" --client-cert "$earned" --n 1 "$PORT"
+            grep -q "^conn=$(connections) status=ok .*resumed=1" "$SLOG"
+            run shimmed "$CLIENT" $v --cafile "$CA" --client-cert "$now" --n 1 "$PORT"
+            assert_success
+            echo "$v earned with $1, now $2: the server saw $(client_of "$(connections)"), without the shim $want"
+            assert_equal "$(client_of "$(connections)")" "$want"
+        done
+    done
+}
+
 # The server's view of connection K: its client, or "fail".
 client_of() {
     local line
