@@ -449,6 +449,31 @@ rsa_client() {
     done
 }
 
+@test "SRP: a wrong password fails as without the shim, after runs that earned sessions with the right one" {
+    local srp="$ROOT/tests/bin/srpclient" d="$BATS_TEST_TMPDIR"
+    # An RSA certificate: the server signs its SRP parameters (SRP-RSA
+    # suites), and the client keeps sessions only of servers it has seen.
+    openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=localhost -days 1 \
+        -keyout "$d/rsa.key" -out "$d/rsa.pem" 2>/dev/null
+    start_psk --srp alice:right --cert "$d/rsa.pem" --key "$d/rsa.key"
+    rm -rf "$STORE"
+    run "$srp" "$PORT" alice wrong
+    assert_failure
+    earn 2 "$srp" "$PORT" alice right
+    run shimmed "$srp" "$PORT" alice wrong
+    assert_failure
+    assert_output "ok=0 reused=-1"
+    # No session was offered, none resumed: the user proves the password
+    # in every handshake.
+    assert_equal "$(offers)" 0
+    assert_equal "$(grep -c 'resumed=1' "$SLOG")" 0
+    assert_equal "$(grep -c '^conn=.* status=ok .* srp=alice' "$SLOG")" 2
+    # The right password resumes no session either.
+    run shimmed "$srp" "$PORT" alice right
+    assert_success
+    assert_equal "$(offers)" 0
+}
+
 # The server's view of connection K: its client, or "fail".
 client_of() {
     local line
