@@ -431,6 +431,12 @@ rsa_client() {
     # ECDSA), whichever is current; in TLS 1.2 the current one.
     for v in $(versions); do
         start_psk $v --client-ca "$d/ca.pem"
+        run client $v --cafile "$CA" --client-cert "$d/alice.pem,$d/carol.pem" --n 1 "$PORT"
+        if [ "$v" = --tls13 ]; then
+            assert_equal "$(client_of "$(connections)")" alice
+        else
+            assert_equal "$(client_of "$(connections)")" carol
+        fi
         for pair in "alice.pem,carol.pem carol.pem" "carol.pem alice.pem,carol.pem" \
             "alice.pem,carol.pem alice.pem,bob.pem,carol.pem"; do
             set -- $pair
