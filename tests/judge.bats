@@ -452,6 +452,23 @@ rsa_client() {
             echo "$v earned with $1, now $2: the server saw $(client_of "$(connections)"), without the shim $want"
             assert_equal "$(client_of "$(connections)")" "$want"
         done
+        # The same slots, the client's signature algorithms RSA's only (a
+        # server with an RSA certificate): TLS 1.3 sends carol's.
+        local slots="$d/alice.pem,$d/carol.pem" algs=rsa_pss_rsae_sha256:rsa_pkcs1_sha256
+        local t="$BATS_TEST_TMPDIR"
+        [ -f "$t/rsa.pem" ] || openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=localhost \
+            -days 1 -keyout "$t/rsa.key" -out "$t/rsa.pem" 2>/dev/null
+        start_psk $v --client-ca "$d/ca.pem" --cert "$t/rsa.pem" --key "$t/rsa.key"
+        run client $v --cafile "$t/rsa.pem" --client-cert "$slots" --sigalgs "$algs" --n 1 "$PORT"
+        want=$(client_of "$(connections)")
+        assert_equal "$want" carol
+        rm -rf "$STORE"
+        earn 2 "$CLIENT" $v --cafile "$t/rsa.pem" --client-cert "$slots" --n 1 "$PORT"
+        [ "$v" = --tls12 ] || [ "$(client_of "$(connections)")" = alice ]
+        run shimmed "$CLIENT" $v --cafile "$t/rsa.pem" --client-cert "$slots" --sigalgs "$algs" \
+            --n 1 "$PORT"
+        assert_success
+        assert_equal "$(client_of "$(connections)")" "$want"
     done
 }
 

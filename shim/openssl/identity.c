@@ -30,6 +30,16 @@
  * certificate flags (strict checking, Suite B) decide whether a slot is
  * fit to send.
  *
+ * Which slot the server's algorithms take first is also limited by the
+ * client's own (SSL_set1_sigalgs_list, and the client_sigalgs that take
+ * their place where set: tls12_get_psigalgs, tls1_set_shared_sigalgs), in
+ * the server's order: measured with ECDSA and RSA slots, a client limited
+ * to RSA's algorithms sends the RSA one in TLS 1.3. They have no getter,
+ * so a client with a certificate whose program set any (noted by the
+ * hooks of SSL_ctrl and SSL_CTX_ctrl, settings.h) is offered nothing. The
+ * system configuration (openssl.cnf) applied while a context is made is
+ * not seen: it is the machine's, the same for every context.
+ *
  * SRP. A client sends a user name when its connection has one, copied
  * from its context when the connection is made (ssl_srp_ctx_init_intern,
  * ssl/tls_srp.c of both), and proves the password in the key exchange,
@@ -122,7 +132,7 @@ static bool put_chain_sources(struct key *k, SSL *s, const struct algs *algs)
     return true;
 }
 
-const char *identity_put(struct key *k, SSL *s, const struct algs *algs)
+const char *identity_put(struct key *k, SSL *s, const struct algs *algs, bool sigalgs)
 {
     pthread_once(&srp_once, find_srp);
     if (srp_user != NULL && srp_user(s) != NULL)
@@ -135,6 +145,8 @@ const char *identity_put(struct key *k, SSL *s, const struct algs *algs)
     }
     if (current == NULL || !has_key)
         return "a current certificate slot without its certificate or key";
+    if (sigalgs)
+        return "signature algorithms of the program's own, with a certificate";
     if (algs == NULL || !put_slots(k, s, current, algs) || !put_chain_sources(k, s, algs))
         return "a certificate that cannot be read";
     return NULL;

@@ -10,7 +10,9 @@
 #include "real.h"
 
 /* Puts every credential the connection could present into the key; NULL,
- * or why the shim cannot tell them (no session is offered then). */
-const char *identity_put(struct key *k, SSL *s, const struct algs *algs);
+ * or why the shim cannot tell them (no session is offered then).
+ * sigalgs: the program set signature algorithms on the connection or its
+ * context (settings.h). */
+const char *identity_put(struct key *k, SSL *s, const struct algs *algs, bool sigalgs);
 
 #endif

@@ -202,7 +202,9 @@ void verdict_key(SSL *s, const struct recorded *conn, const struct ctx_parts *pa
     X509_STORE *own = NULL;
     R(SSL_ctrl)(s, SSL_CTRL_GET_VERIFY_CERT_STORE, 0, &own);
     put_store(k, 'S', own, algs);
-    const char *unknown = identity_put(k, s, algs);
+    const char *unknown = identity_put(k, s, algs,
+                                       (conn != NULL && conn->sigalgs) ||
+                                           (ctx_rec != NULL && ctx_rec->sigalgs));
     if (unknown != NULL) {
         LOG(LOG_DEBUG, "no resumption: %s", unknown);
         key_fail(k);
