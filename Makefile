@@ -52,11 +52,26 @@ CMD_LDFLAGS += -Wl,--gc-sections -Wl,-z,noseparate-code
 # A build ID, as cc gives every program and musl-gcc does not: debuggers,
 # and a package's debug symbols, find the program's by it.
 CMD_LDFLAGS += -Wl,--build-id
-TESTBIN := tests/bin/client tests/bin/pskserver tests/bin/fuzzstore tests/bin/delayrelay \
-           tests/bin/lifecycle tests/bin/vhostserver tests/bin/vhostclient tests/bin/policyserver \
-           tests/bin/gnutlsclient tests/bin/dualclient tests/bin/verifyedge tests/bin/unit \
-           tests/bin/trustload tests/bin/gnutrust tests/bin/certcbclient \
-           tests/bin/serialclient tests/bin/fakever.so tests/bin/vtimecheck
+TESTBIN := \
+    tests/bin/client \
+    tests/bin/pskserver \
+    tests/bin/fuzzstore \
+    tests/bin/delayrelay \
+    tests/bin/lifecycle \
+    tests/bin/vhostserver \
+    tests/bin/vhostclient \
+    tests/bin/policyserver \
+    tests/bin/gnutlsclient \
+    tests/bin/dualclient \
+    tests/bin/verifyedge \
+    tests/bin/unit \
+    tests/bin/trustload \
+    tests/bin/gnutrust \
+    tests/bin/certcbclient \
+    tests/bin/srpclient \
+    tests/bin/serialclient \
+    tests/bin/fakever.so \
+    tests/bin/vtimecheck
 
 all: libresumeshim.so build/resumeshim scripts/resumeshim
 
@@ -153,7 +168,7 @@ tests/bin/%: tests/%.c | tests/bin
 tests/bin/gnutlsclient tests/bin/verifyedge tests/bin/gnutrust: tests/bin/%: tests/%.c | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lgnutls -lpthread
 
-tests/bin/dualclient tests/bin/verifyedge: tests/connect.h
+tests/bin/dualclient tests/bin/verifyedge tests/bin/srpclient: tests/connect.h
 
 # The libraries' word on their release, made up (tests/versions.bats).
 tests/bin/fakever.so: tests/fakever.c tests/fakever.map | tests/bin

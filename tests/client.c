@@ -54,7 +54,9 @@
  *   --load F          offer the first session in F on the first connection
  *   --nodelay         set TCP_NODELAY (default: Nagle left on)
  *   --ciphers LIST    TLS 1.2 cipher list
- *   --client-cert F   send the certificate and key in PEM file F
+ *   --client-cert F   send the certificate and key in PEM file F; F,G,...:
+ *                     each file in turn, one certificate slot each (by key
+ *                     type), the last one current
  *   --verify-cb       install a verify callback (accepts what OpenSSL did)
  *   --cert-verify-cb  install a certificate-verify callback (runs OpenSSL's)
  *   --ocsp-cb POLICY  install an OCSP status callback that judges the
@@ -103,6 +105,7 @@
  *                     the threads' phase, after the warm-up
  *   --libctx          contexts in a library context of their own, the
  *                     default one left unable to compute (tests/libctx.h)
+ *   --sigalgs LIST    the client's signature algorithms (SSL_CTX_set1_sigalgs_list)
  *   --ct POLICY       Certificate Transparency: strict (SSL_CTX_enable_ct)
  *                     or refuse (a validation callback refusing every chain)
  *   --dane HEX        DANE for "localhost" with one TLSA record 3 1 1 HEX
@@ -170,7 +173,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static SSL_SESSION *native_session;
 static int native_first; /* --native-first */
 static int reused, failed, cb_sessions, verified_leaf;
-static const char *ct_policy, *dane_hex, *psk_identity, *after_first;
+static const char *ct_policy, *dane_hex, *psk_identity, *after_first, *sigalgs;
 static int verify_none, no_shutdown_later;
 static const char *retry_verify, *cert_cb_file;
 static _Thread_local int retry_calls;
@@ -416,9 +419,17 @@ static SSL_CTX *make_ctx(const struct profile *p)
         SSL_CTX_set_tlsext_status_type(ctx, TLSEXT_STATUSTYPE_ocsp);
     if (p->ciphers)
         SSL_CTX_set_cipher_list(ctx, p->ciphers);
-    if (p->client_cert && (SSL_CTX_use_certificate_chain_file(ctx, p->client_cert) != 1 ||
-                           SSL_CTX_use_PrivateKey_file(ctx, p->client_cert, SSL_FILETYPE_PEM) != 1))
-        fprintf(stderr, "client: cannot use %s\n", p->client_cert);
+    for (const char *f = p->client_cert; f != NULL && *f != '\0';) {
+        const char *comma = strchr(f, ',');
+        char one[1024];
+        snprintf(one, sizeof one, "%.*s", comma ? (int)(comma - f) : (int)strlen(f), f);
+        if (SSL_CTX_use_certificate_chain_file(ctx, one) != 1 ||
+            SSL_CTX_use_PrivateKey_file(ctx, one, SSL_FILETYPE_PEM) != 1)
+            fprintf(stderr, "client: cannot use %s\n", one);
+        f = comma ? comma + 1 : NULL;
+    }
+    if (sigalgs && SSL_CTX_set1_sigalgs_list(ctx, sigalgs) != 1)
+        fprintf(stderr, "client: cannot use signature algorithms %s\n", sigalgs);
     if (ct_policy && strcmp(ct_policy, "strict") == 0)
         SSL_CTX_enable_ct(ctx, SSL_CT_VALIDATION_STRICT);
     else if (ct_policy)
@@ -773,6 +784,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--sni-count")) sni_count = atoi(argv[++i]);
         else if (!strcmp(a, "--timing")) timing = 1;
         else if (!strcmp(a, "--ct")) ct_policy = argv[++i];
+        else if (!strcmp(a, "--sigalgs")) sigalgs = argv[++i];
         else if (!strcmp(a, "--dane")) dane_hex = argv[++i];
         else if (!strcmp(a, "--after-first")) after_first = argv[++i];
         else if (!strcmp(a, "--verify-none")) verify_none = 1;

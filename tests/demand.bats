@@ -70,6 +70,24 @@ demand_fixtures() {
     openssl ca -config ca.cnf -revoke leafrev.pem -keyfile crlca.key -cert crlca.pem 2>/dev/null
     openssl ca -config ca.cnf -gencrl -crldays 2 -keyfile crlca.key -cert crlca.pem \
         -out crl.pem 2>/dev/null
+    # A second CRL (root B's, empty), for files that mix CRLs and
+    # certificates: a CRL and the certificate after it share one X509_INFO,
+    # and the load adds the certificate first.
+    : > indexB.txt
+    echo 2000 > crlnumberB
+    printf '[ca]\ndefault_ca=c\n[c]\ndatabase=indexB.txt\ncrlnumber=crlnumberB\n%s\n' \
+        'default_md=sha256' > caB.cnf
+    openssl ca -config caB.cnf -gencrl -crldays 2 -keyfile rootB.key -cert rootB.pem \
+        -out crlB.pem 2>/dev/null
+    local sys=/etc/ssl/certs/ca-certificates.crt half
+    half=$(( $(grep -c 'END CERTIFICATE' "$sys") / 2 ))
+    awk -v n="$half" '{print} /END CERTIFICATE/ && ++c == n {exit}' "$sys" > syshead.pem
+    awk -v n="$half" 'p {print} /END CERTIFICATE/ && ++c == n {p=1}' "$sys" > systail.pem
+    cat crlB.pem dup1.pem crl.pem rootB.pem crlca.pem "$sys" > mixhead.pem
+    cat syshead.pem crlB.pem dup1.pem crl.pem rootB.pem crlca.pem systail.pem > mixmid.pem
+    cat "$sys" rootB.pem crl.pem crlB.pem dup1.pem > mixtail.pem
+    cat "$sys" crlca.pem crl.pem crlB.pem dup1.pem crl.pem crlB.pem dup1.pem > mixdup.pem
+    cat "$sys" crlB.pem dup2.pem crlB.pem dup1.pem > mixdup2.pem
     # A TRUSTED CERTIFICATE whose trust settings reject server authentication.
     root rej /CN=rej-ca
     openssl x509 -in rej.pem -addreject serverAuth -trustout -out rej-trusted.pem
@@ -198,6 +216,29 @@ warm() { echo new load "$1" new load "$1"; }
     same $(warm "$FX/bundle.pem") new load "$FX/bundle.pem" list new load "$FX/bundle.pem" \
         add "$FX/dup3.pem" list new load "$FX/bundle.pem" certs "$FX/dup1.pem" \
         add "$FX/dup3.pem" all list
+}
+
+@test "the order of the store's objects, in files that mix CRLs and certificates at the head, middle and tail, with duplicates" {
+    local f
+    for f in mixhead mixmid mixtail mixdup mixdup2; do
+        same $(warm "$FX/$f.pem") new load "$FX/$f.pem" list new load "$FX/$f.pem" \
+            verify "$FX/leafrev.pem" - crl list
+    done
+    local script='
+import ssl, sys
+for i in range(4):
+    ctx = ssl.create_default_context(cafile=sys.argv[1])
+    if i >= 2:
+        print(i, ctx.cert_store_stats(), ctx.get_ca_certs()[-2:])
+'
+    for f in mixhead mixmid mixtail mixdup mixdup2; do
+        run "$PY" -c "$script" "$FX/$f.pem"
+        assert_success
+        local plain=$output
+        run with_shim "$PY" -c "$script" "$FX/$f.pem"
+        assert_success
+        assert_equal "$output" "$plain"
+    done
 }
 
 @test "threads: verifications at once on one store load each entry once" {

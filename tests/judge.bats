@@ -410,6 +410,93 @@ clients_ca() {
     done
 }
 
+# carol: an RSA certificate of the clients' CA, beside alice's and bob's
+# ECDSA ones (clients_ca first).
+rsa_client() {
+    local d="$BATS_FILE_TMPDIR/clients"
+    [ -f "$d/carol.pem" ] && return
+    openssl req -newkey rsa:2048 -nodes -subj /CN=carol -keyout "$d/carol.key" \
+        -out "$d/carol.csr" 2>/dev/null
+    openssl x509 -req -in "$d/carol.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial \
+        -days 2 -out "$d/carol.crt" 2>/dev/null
+    cat "$d/carol.crt" "$d/carol.key" > "$d/carol.pem"
+}
+
+@test "every certificate slot is the client's identity: a session earned with one never stands for a program that no longer has it, or would send another" {
+    local d="$BATS_FILE_TMPDIR/clients" v pair want
+    clients_ca
+    rsa_client
+    # Slots load in turn, the last current. In TLS 1.3 OpenSSL sends the
+    # slot the server's signature algorithms take first (here alice's
+    # ECDSA), whichever is current; in TLS 1.2 the current one.
+    for v in $(versions); do
+        start_psk $v --client-ca "$d/ca.pem"
+        run client $v --cafile "$CA" --client-cert "$d/alice.pem,$d/carol.pem" --n 1 "$PORT"
+        if [ "$v" = --tls13 ]; then
+            assert_equal "$(client_of "$(connections)")" alice
+        else
+            assert_equal "$(client_of "$(connections)")" carol
+        fi
+        for pair in "alice.pem,carol.pem carol.pem" "carol.pem alice.pem,carol.pem" \
+            "alice.pem,carol.pem alice.pem,bob.pem,carol.pem"; do
+            set -- $pair
+            local earned="$d/${1//,/,$d/}" now="$d/${2//,/,$d/}"
+            run client $v --cafile "$CA" --client-cert "$now" --n 1 "$PORT"
+            want=$(client_of "$(connections)")
+            [ "$want" != fail ]
+            rm -rf "$STORE"
+            earn 2 "$CLIENT" $v --cafile "$CA" --client-cert "$earned" --n 1 "$PORT"
+            grep -q "^conn=$(connections) status=ok .*resumed=1" "$SLOG"
+            run shimmed "$CLIENT" $v --cafile "$CA" --client-cert "$now" --n 1 "$PORT"
+            assert_success
+            echo "$v earned with $1, now $2: the server saw $(client_of "$(connections)"), without the shim $want"
+            assert_equal "$(client_of "$(connections)")" "$want"
+        done
+        # The same slots, the client's signature algorithms RSA's only (a
+        # server with an RSA certificate): TLS 1.3 sends carol's.
+        local slots="$d/alice.pem,$d/carol.pem" algs=rsa_pss_rsae_sha256:rsa_pkcs1_sha256
+        local t="$BATS_TEST_TMPDIR"
+        [ -f "$t/rsa.pem" ] || openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=localhost \
+            -days 1 -keyout "$t/rsa.key" -out "$t/rsa.pem" 2>/dev/null
+        start_psk $v --client-ca "$d/ca.pem" --cert "$t/rsa.pem" --key "$t/rsa.key"
+        run client $v --cafile "$t/rsa.pem" --client-cert "$slots" --sigalgs "$algs" --n 1 "$PORT"
+        want=$(client_of "$(connections)")
+        assert_equal "$want" carol
+        rm -rf "$STORE"
+        earn 2 "$CLIENT" $v --cafile "$t/rsa.pem" --client-cert "$slots" --n 1 "$PORT"
+        [ "$v" = --tls12 ] || [ "$(client_of "$(connections)")" = alice ]
+        run shimmed "$CLIENT" $v --cafile "$t/rsa.pem" --client-cert "$slots" --sigalgs "$algs" \
+            --n 1 "$PORT"
+        assert_success
+        assert_equal "$(client_of "$(connections)")" "$want"
+    done
+}
+
+@test "SRP: a wrong password fails as without the shim, after runs that earned sessions with the right one" {
+    local srp="$ROOT/tests/bin/srpclient" d="$BATS_TEST_TMPDIR"
+    # An RSA certificate: the server signs its SRP parameters (SRP-RSA
+    # suites), and the client keeps sessions only of servers it has seen.
+    openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=localhost -days 1 \
+        -keyout "$d/rsa.key" -out "$d/rsa.pem" 2>/dev/null
+    start_psk --srp alice:right --cert "$d/rsa.pem" --key "$d/rsa.key"
+    rm -rf "$STORE"
+    run "$srp" "$PORT" alice wrong
+    assert_failure
+    earn 2 "$srp" "$PORT" alice right
+    run shimmed "$srp" "$PORT" alice wrong
+    assert_failure
+    assert_output "ok=0 reused=-1"
+    # No session was offered, none resumed: the user proves the password
+    # in every handshake.
+    assert_equal "$(offers)" 0
+    assert_equal "$(grep -c 'resumed=1' "$SLOG")" 0
+    assert_equal "$(grep -c '^conn=.* status=ok .* srp=alice' "$SLOG")" 2
+    # The right password resumes no session either.
+    run shimmed "$srp" "$PORT" alice right
+    assert_success
+    assert_equal "$(offers)" 0
+}
+
 # The server's view of connection K: its client, or "fail".
 client_of() {
     local line

@@ -14,9 +14,13 @@
  * TLS 1.3 external PSKs) from any identity with that key, and logs the
  * identity the session stands for (psk=NAME, after status). --client-ca
  * FILE requires a client certificate issued by a CA in FILE (whose names
- * it sends) and logs its subject's common name (client=CN).
+ * it sends) and logs its subject's common name (client=CN). --srp
+ * USER:PASS takes TLS 1.2 SRP key exchanges of that one user and password
+ * and logs the user the session stands for (srp=NAME).
  * Single-threaded; listens on 127.0.0.1 only.
  */
+/* SRP's functions are deprecated from 3.0 on, and still there. */
+#define OPENSSL_SUPPRESS_DEPRECATED
 #include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -260,6 +264,19 @@ static int staple_cb(SSL *s, void *arg)
 static long tickets = -1, lifetime = -1;
 static int version, no_resume, refuse, verify, no_sid, no_ems;
 static const char *client_ca;
+static char *srp_user, *srp_pass;
+
+static int srp_cb(SSL *s, int *ad, void *arg)
+{
+    (void)arg;
+    const char *name = SSL_get_srp_username(s);
+    if (name == NULL || strcmp(name, srp_user) != 0 ||
+        SSL_set_srp_server_param_pw(s, srp_user, srp_pass, "2048") != 1) {
+        *ad = SSL_AD_UNKNOWN_PSK_IDENTITY;
+        return SSL3_AL_FATAL;
+    }
+    return SSL_ERROR_NONE;
+}
 static unsigned char psk_key[64];
 static long psk_len = -1;
 
@@ -292,7 +309,11 @@ static void who(SSL *s, char *out, size_t size)
         X509 *peer = SSL_get0_peer_certificate(s);
         if (peer)
             X509_NAME_get_text_by_NID(X509_get_subject_name(peer), NID_commonName, cn, sizeof cn);
-        snprintf(out + n, size - n, " client=%s", cn);
+        n += (size_t)snprintf(out + n, size - n, " client=%s", cn);
+    }
+    if (srp_user) {
+        const char *name = SSL_get_srp_username(s);
+        snprintf(out + n, size - n, " srp=%s", name ? name : "-");
     }
 }
 
@@ -329,6 +350,10 @@ static SSL_CTX *make_ctx(void)
         SSL_CTX_set_psk_server_callback(ctx, psk_cb);
         SSL_CTX_set_cipher_list(ctx, "ECDHE-PSK-AES128-CBC-SHA256:PSK-AES128-GCM-SHA256:"
                                      "PSK-AES256-GCM-SHA384:DEFAULT");
+    }
+    if (srp_user) {
+        SSL_CTX_set_srp_username_callback(ctx, srp_cb);
+        SSL_CTX_set_cipher_list(ctx, "SRP:DEFAULT:@SECLEVEL=0");
     }
     if (no_ems)
         SSL_CTX_set_options(ctx, SSL_OP_NO_EXTENDED_MASTER_SECRET);
@@ -372,6 +397,11 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--big-tickets") && v) appdata_len = (size_t)num_arg(v);
         else if (!strcmp(a, "--staple") && v) staple_file = v;
         else if (!strcmp(a, "--client-ca") && v) client_ca = v;
+        else if (!strcmp(a, "--srp") && v && strchr(v, ':')) {
+            srp_user = strdup(v);
+            srp_pass = strchr(srp_user, ':');
+            *srp_pass++ = '\0';
+        }
         else if (!strcmp(a, "--psk") && v) {
             size_t n;
             if (!OPENSSL_hexstr2buf_ex(psk_key, sizeof psk_key, &n, v, '\0'))

@@ -78,13 +78,21 @@ static void setup(SSL_CTX *ctx, OSSL_LIB_CTX *libctx, const char *propq)
 }
 
 /* A verify callback that suspends the handshake (SSL_set_retry_verify, a
- * macro over this call) suspends a judgment too (judge.c). */
+ * macro over this call) suspends a judgment too (judge.c). Signature
+ * algorithms are noted, here and on contexts (settings.h); SSL_CONF_cmd's
+ * reach both through the PLT (ssl/ssl_conf.c of 3.0.19 and 3.5.7 call the
+ * macros; objdump -d of Debian's libssl 3.0.19 and 3.5.9 shows the calls to
+ * SSL_ctrl@plt and SSL_CTX_ctrl@plt). */
 EXPORT long SSL_ctrl(SSL *s, int cmd, long larg, void *parg)
 {
     REAL_OR(SSL_ctrl, 0, (s, cmd, larg, parg));
     if (cmd == SSL_CTRL_SET_RETRY_VERIFY && shim_started())
         judge_retry_asked(s);
-    return ossl_SSL_ctrl(s, cmd, larg, parg);
+    long ret = ossl_SSL_ctrl(s, cmd, larg, parg);
+    struct recorded *rec = settings_sigalgs_cmd(cmd) && shim_active() ? settings_of(s) : NULL;
+    if (rec != NULL)
+        rec->sigalgs = true;
+    return ret;
 }
 
 /* The application's own ticket keys win; the server mode's callback goes. */
@@ -127,6 +135,9 @@ EXPORT long SSL_CTX_ctrl(SSL_CTX *ctx, int cmd, long larg, void *parg)
     if (on && (cmd == SSL_CTRL_SET_TLSEXT_TICKET_KEYS || cmd == SSL_CTRL_GET_TLSEXT_TICKET_KEYS))
         own_tickets(ctx);
     ret = ossl_SSL_CTX_ctrl(ctx, cmd, larg, parg);
+    struct recorded *rec = on && settings_sigalgs_cmd(cmd) ? ctx_recorded(ctx) : NULL;
+    if (rec != NULL)
+        rec->sigalgs = true;
     /* The status callback the application set, not the shim's in its place. */
     if (on && cmd == SSL_CTRL_GET_TLSEXT_STATUS_REQ_CB)
         ocsp_hide_cb(ctx, parg);

@@ -38,8 +38,19 @@ struct recorded {
     bool name_cb, hello_cb;
     /* Connections: moved to another context (SSL_set_SSL_CTX) since made. */
     bool moved;
+    /* Signature algorithms set, ever (identity.c): which certificate a
+     * client sends depends on them. A context's reach the connections made
+     * after, which no hook can tell from the others: it stays set. */
+    bool sigalgs;
 };
 enum setting { SET_PURPOSE, SET_TRUST };
+
+/* Whether an SSL_ctrl or SSL_CTX_ctrl command sets signature algorithms. */
+static inline bool settings_sigalgs_cmd(int cmd)
+{
+    return cmd == SSL_CTRL_SET_SIGALGS || cmd == SSL_CTRL_SET_SIGALGS_LIST ||
+           cmd == SSL_CTRL_SET_CLIENT_SIGALGS || cmd == SSL_CTRL_SET_CLIENT_SIGALGS_LIST;
+}
 
 void settings_init(void);
 void settings_set_sid(struct recorded *r, const unsigned char *sid, unsigned len);

@@ -13,7 +13,8 @@
  * (x509_store_add searches before it pushes), so after a full load it is
  * sorted but for the last object added, until the next search. The shim
  * follows that: a file is taken on demand only into an empty store, whose
- * last object after the load would be the file's last entry; that entry's
+ * last object after the load would be the entry the load adds last (the
+ * last X509_INFO's CRL, else its certificate: tindex_last_added); that entry's
  * name is brought in at once, so that the stack is never empty while
  * anything waits and a search of any kind shows as a sorted stack; and
  * after each batch the stack is put back as the full load's would be now:
@@ -446,11 +447,12 @@ static bool defer(X509_STORE *store, struct demand *d, struct tcontent *c)
     d->deferred++;
     if (d->first == NULL)
         d->first = c;
-    /* The full load's last add pushed its last entry, unless that was
-     * equal to an earlier one: then it only searched. */
-    struct tentry *last = &c->e[c->n - 1];
+    /* The full load's last add pushed the entry it adds last, unless that
+     * was equal to an earlier one: then it only searched. */
+    size_t at = tindex_last_added(c);
+    struct tentry *last = &c->e[at];
     d->order = last->dup ? SORTED : TAIL_WAITS;
-    d->tail_flag = &loaded[c->n - 1];
+    d->tail_flag = &loaded[at];
     __atomic_store_n(&d->waiting, 1, __ATOMIC_SEQ_CST);
     /* (A name that cannot be decoded: everything, at once.) */
     bring(store, d, last->crl, tindex_name(last), false);

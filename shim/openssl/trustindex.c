@@ -158,6 +158,27 @@ static int cmp_sigref(const void *a, const void *b)
     return memcmp(x->p, y->p, x->len);
 }
 
+/* X509_load_cert_crl_file_ex adds each X509_INFO's certificate, then its
+ * CRL (crypto/x509/by_file.c of 3.0.19), whatever their order in the file;
+ * the grouping is index_from's, below. */
+size_t tindex_last_added(const struct tcontent *c)
+{
+    size_t start = 0;
+    bool has_x = false, has_crl = false;
+    for (size_t i = 0; i < c->n; i++) {
+        if ((c->e[i].crl && has_crl) || (!c->e[i].crl && has_x)) {
+            start = i;
+            has_x = has_crl = false;
+        }
+        has_x |= !c->e[i].crl;
+        has_crl |= c->e[i].crl;
+    }
+    for (size_t i = start; i < c->n; i++)
+        if (c->e[i].crl)
+            return i;
+    return c->n - 1;
+}
+
 /* Each block's object, as PEM_X509_INFO_read_bio_ex grouped them: a
  * certificate opens a new X509_INFO when the current one has one already,
  * a CRL likewise (crypto/pem/pem_info.c). */

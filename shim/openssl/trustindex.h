@@ -71,6 +71,10 @@ void tindex_free_info(void *xi);
 /* Parses the content's entry i on its own, as the whole file parses it:
  * a new reference to its certificate or CRL, false on failure. */
 bool tindex_parse(const struct tcontent *c, size_t i, X509 **x, X509_CRL **crl);
+/* The entry a full load of the content adds last: the last X509_INFO's
+ * CRL, else its certificate, which is not the file's last entry where a
+ * CRL opened that X509_INFO (index_from, trustindex.c). c->n != 0. */
+size_t tindex_last_added(const struct tcontent *c);
 /* The signatures of the entry's object, as the fingerprint reads them. */
 bool tindex_signature(X509 *x, X509_CRL *crl, const unsigned char **sig, size_t *len);
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ctx.h"
+#include "identity.h"
 #include "log.h"
 #include "ocsp.h"
 #include "session.h"
@@ -201,7 +202,14 @@ void verdict_key(SSL *s, const struct recorded *conn, const struct ctx_parts *pa
     X509_STORE *own = NULL;
     R(SSL_ctrl)(s, SSL_CTRL_GET_VERIFY_CERT_STORE, 0, &own);
     put_store(k, 'S', own, algs);
-    put_own_cert(k, s, algs);
+    const char *unknown = identity_put(k, s, algs,
+                                       (conn != NULL && conn->sigalgs) ||
+                                           (ctx_rec != NULL && ctx_rec->sigalgs));
+    if (unknown != NULL) {
+        LOG(LOG_DEBUG, "no resumption: %s", unknown);
+        key_fail(k);
+        return;
+    }
     put_recorded(k, conn, ctx_rec);
     put_ciphers(k, s);
     key_end(k);
