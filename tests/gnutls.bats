@@ -936,3 +936,44 @@ later() {
         assert_equal "$(offered_by 3) $(offered_by 4)" "- -"
     done
 }
+
+# delayed_acks CMD...: the delayed ACKs the kernel sent while CMD ran
+# against a server of its own, in a network namespace of its own
+# (tests/servers/delayedacks), and "fail" after them if CMD failed.
+delayed_acks() {
+    local as_root=-r
+    # Root already (Debian 13's root, a user namespace of its own).
+    [ "$(id -u)" != 0 ] || as_root=
+    timeout 120 unshare $as_root -n "$ROOT/tests/servers/delayedacks" "$CERT" "$KEY" "$@"
+}
+
+@test "TLS 1.3: the ChangeCipherSpec and the Finished, written apart, wait for no delayed ACK under the shim (one a connection without it), full and resumed" {
+    local args=(--connect 127.0.0.1:4433 --name localhost --cafile "$CA" --tls 1.3 --count 3)
+    # The stall is there without the shim: the test can tell.
+    run delayed_acks "$GNUTLSCLIENT" "${args[@]}"
+    assert_output 3
+    run delayed_acks env LD_PRELOAD="$PRELOAD" "$GNUTLSCLIENT" "${args[@]}"
+    assert_output 0
+    # wget, once per request through the store: a full handshake, then
+    # resumed ones.
+    local wget=(wget -q -O /dev/null --ca-certificate="$CA" https://localhost:4433/)
+    run delayed_acks sh -c 'for i in 1 2 3; do "$@" || exit 1; done' sh "${wget[@]}"
+    assert_output 3
+    run delayed_acks env RESUMESHIM_STORE="$STORE" LD_PRELOAD="$PRELOAD" \
+        sh -c 'for i in 1 2 3; do "$@" || exit 1; done' sh "${wget[@]}"
+    assert_output 0
+}
+
+@test "the flush after the handshake leaves the program's TCP_NODELAY as it was: off where it left it off, on where it set it" {
+    start_nginx
+    local args=(--connect "127.0.0.1:$PORT" --cafile "$CA" --tls 1.3 --count 3 --show-nodelay)
+    run gc_shim "${args[@]}"
+    assert_success
+    assert_equal "$(grep -c ' verify=ok nodelay=0$' <<< "$output")" 3
+    run gc_shim "${args[@]}" --nodelay
+    assert_success
+    assert_equal "$(grep -c ' verify=ok nodelay=1$' <<< "$output")" 3
+    # 2 and 3 resumed: the flush ran on resumed connections too.
+    assert_equal "$(nginx_resumed)" 4
+}
+
