@@ -977,3 +977,44 @@ delayed_acks() {
     assert_equal "$(nginx_resumed)" 4
 }
 
+# start_sni_server GOOD BAD: openssl s_server serving GOOD for a.test (and
+# any name but b.test) and BAD for b.test, each with the server's key.
+start_sni_server() {
+    PORT=$(free_port)
+    openssl s_server -accept "127.0.0.1:$PORT" -cert "$1" -key "$KEY" -servername b.test \
+        -cert2 "$2" -key2 "$KEY" -www -quiet > /dev/null 2>&1 &
+    echo $! >> "$BATS_TEST_TMPDIR/pids"
+    wait_port "$PORT"
+}
+
+# The server's certificate with one bit of its signature flipped: the same
+# key, issuer and signed part, so only the signature tells it apart.
+corrupt_signature() {
+    "$PY" - "$CERT" "$1" <<'PYEOF'
+import base64, sys
+pem = open(sys.argv[1]).read().split("-----")[2]
+der = bytearray(base64.b64decode("".join(pem.split())))
+der[-3] ^= 1
+b64 = base64.b64encode(bytes(der)).decode()
+open(sys.argv[2], "w").write("-----BEGIN CERTIFICATE-----\n" + "\n".join(
+    b64[i:i + 64] for i in range(0, len(b64), 64)) + "\n-----END CERTIFICATE-----\n")
+PYEOF
+}
+
+@test "signature checks kept: a certificate whose signature differs by one bit fails, in one process after its good twin passed, resumed or not, as without the shim" {
+    local bad="$BATS_TEST_TMPDIR/bad.pem" v
+    corrupt_signature "$bad"
+    start_sni_server "$CERT" "$bad"
+    for v in 1.3 1.2; do
+        # a.test earns a session and a kept check; b.test, the same
+        # certificate but for its signature, fails every time.
+        same_verdicts gc gc_shim --connect "127.0.0.1:$PORT" --cafile "$CA" --tls "$v" \
+            --names a.test,b.test --count 8
+        assert_equal "$(grep -c ' verify=ok$' <<< "$want")" 4
+        assert_equal "$(grep -c ' verify=fail$' <<< "$want")" 4
+        # and a.test's connections resumed under the shim, judged again
+        run gc_shim --connect "127.0.0.1:$PORT" --cafile "$CA" --tls "$v" --names a.test,b.test \
+            --count 8
+        assert_equal "$(grep -c '^conn=[0-9]* resumed=1 verify=ok$' <<< "$output")" 3
+    done
+}

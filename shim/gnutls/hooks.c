@@ -47,7 +47,9 @@ EXPORT void gnutls_deinit(gnutls_session_t session)
 }
 
 /* A handshake that resumed the shim's session returns success only once
- * the check it skipped passed (conn.c, judge.c). */
+ * the check it skipped passed (conn.c, judge.c). The judgment counts as
+ * part of the handshake (the signature checks it repeats are kept,
+ * sigmemo.c). */
 EXPORT int gnutls_handshake(gnutls_session_t session)
 {
     REAL_OR(gnutls_handshake, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
@@ -57,8 +59,10 @@ EXPORT int gnutls_handshake(gnutls_session_t session)
         return held;
     handshake_enter();
     int r = real_(session);
+    if (on)
+        r = gconn_after(session, r);
     handshake_leave();
-    return on ? gconn_after(session, r) : r;
+    return r;
 }
 
 EXPORT void gnutls_handshake_set_hook_function(gnutls_session_t session, unsigned int htype,
