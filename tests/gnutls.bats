@@ -977,20 +977,20 @@ delayed_acks() {
     assert_equal "$(nginx_resumed)" 4
 }
 
-# start_sni_server GOOD BAD: openssl s_server serving GOOD for a.test (and
-# any name but b.test) and BAD for b.test, each with the server's key.
+# start_sni_server GOOD BAD KEY: openssl s_server serving GOOD for a.test
+# (and any name but b.test) and BAD for b.test, each with KEY.
 start_sni_server() {
     PORT=$(free_port)
-    openssl s_server -accept "127.0.0.1:$PORT" -cert "$1" -key "$KEY" -servername b.test \
-        -cert2 "$2" -key2 "$KEY" -www -quiet > /dev/null 2>&1 &
+    openssl s_server -accept "127.0.0.1:$PORT" -cert "$1" -key "$3" -servername b.test \
+        -cert2 "$2" -key2 "$3" -www -quiet > /dev/null 2>&1 &
     echo $! >> "$BATS_TEST_TMPDIR/pids"
     wait_port "$PORT"
 }
 
-# The server's certificate with one bit of its signature flipped: the same
-# key, issuer and signed part, so only the signature tells it apart.
+# corrupt_signature IN OUT: IN with one bit of its signature flipped: the
+# same key, issuer and signed part, so only the signature tells it apart.
 corrupt_signature() {
-    "$PY" - "$CERT" "$1" <<'PYEOF'
+    "$PY" - "$1" "$2" <<'PYEOF'
 import base64, sys
 pem = open(sys.argv[1]).read().split("-----")[2]
 der = bytearray(base64.b64decode("".join(pem.split())))
@@ -1001,20 +1001,52 @@ open(sys.argv[2], "w").write("-----BEGIN CERTIFICATE-----\n" + "\n".join(
 PYEOF
 }
 
-@test "signature checks kept: a certificate whose signature differs by one bit fails, in one process after its good twin passed, resumed or not, as without the shim" {
-    local bad="$BATS_TEST_TMPDIR/bad.pem" v
-    corrupt_signature "$bad"
-    start_sni_server "$CERT" "$bad"
+# make_rsa_certs DIR [SIGOPTS...]: DIR/ca.pem (RSA 2048) and DIR/server.pem
+# with DIR/server.key (RSA 2048), the server's certificate signed with
+# SIGOPTS (none: PKCS #1 v1.5; -sigopt rsa_padding_mode:pss: PSS).
+make_rsa_certs() {
+    local d="$1"
+    shift
+    mkdir -p "$d"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 3 -subj /CN=resumeshim-rsa-ca \
+        -addext basicConstraints=critical,CA:true -addext keyUsage=critical,keyCertSign,cRLSign \
+        -keyout "$d/ca.key" -out "$d/ca.pem" 2> /dev/null
+    openssl req -newkey rsa:2048 -nodes -subj /CN=localhost -keyout "$d/server.key" \
+        -out "$d/server.csr" 2> /dev/null
+    printf 'subjectAltName=DNS:localhost,DNS:a.test,DNS:b.test\nauthorityKeyIdentifier=keyid\n' \
+        > "$d/ext"
+    openssl x509 -req -in "$d/server.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial \
+        -days 2 -sha256 "$@" -extfile "$d/ext" -out "$d/server.pem" 2> /dev/null
+}
+
+# sig_twins CA CERT KEY: in one process, a.test is served CERT and b.test
+# CERT with its signature corrupted: verdicts as without the shim (a.test
+# passes, b.test fails, every time), and a.test resumed under the shim.
+sig_twins() {
+    local ca="$1" cert="$2" key="$3" bad="$BATS_TEST_TMPDIR/bad-$RANDOM.pem" v
+    corrupt_signature "$cert" "$bad"
+    run openssl verify -CAfile "$ca" "$bad"
+    assert_failure
+    start_sni_server "$cert" "$bad" "$key"
     for v in 1.3 1.2; do
-        # a.test earns a session and a kept check; b.test, the same
-        # certificate but for its signature, fails every time.
-        same_verdicts gc gc_shim --connect "127.0.0.1:$PORT" --cafile "$CA" --tls "$v" \
+        same_verdicts gc gc_shim --connect "127.0.0.1:$PORT" --cafile "$ca" --tls "$v" \
             --names a.test,b.test --count 8
         assert_equal "$(grep -c ' verify=ok$' <<< "$want")" 4
         assert_equal "$(grep -c ' verify=fail$' <<< "$want")" 4
-        # and a.test's connections resumed under the shim, judged again
-        run gc_shim --connect "127.0.0.1:$PORT" --cafile "$CA" --tls "$v" --names a.test,b.test \
+        run gc_shim --connect "127.0.0.1:$PORT" --cafile "$ca" --tls "$v" --names a.test,b.test \
             --count 8
         assert_equal "$(grep -c '^conn=[0-9]* resumed=1 verify=ok$' <<< "$output")" 3
     done
+}
+
+@test "signature checks kept: a certificate whose signature differs by one bit fails, in one process after its good twin passed, resumed or not, as without the shim (ECDSA, RSA PKCS #1, RSA-PSS)" {
+    sig_twins "$CA" "$CERT" "$KEY"
+    make_rsa_certs "$BATS_TEST_TMPDIR/rsa"
+    sig_twins "$BATS_TEST_TMPDIR/rsa/ca.pem" "$BATS_TEST_TMPDIR/rsa/server.pem" \
+        "$BATS_TEST_TMPDIR/rsa/server.key"
+    make_rsa_certs "$BATS_TEST_TMPDIR/pss" -sigopt rsa_padding_mode:pss -sigopt rsa_pss_saltlen:32
+    run openssl x509 -in "$BATS_TEST_TMPDIR/pss/server.pem" -noout -text
+    assert_output --partial 'Signature Algorithm: rsassaPss'
+    sig_twins "$BATS_TEST_TMPDIR/pss/ca.pem" "$BATS_TEST_TMPDIR/pss/server.pem" \
+        "$BATS_TEST_TMPDIR/pss/server.key"
 }

@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 /* Keys longer than this are never kept (their check is always made). */
-#define MEMO_KEY_MAX 512
+#define MEMO_KEY_MAX 1280
 #define MEMO_SLOTS 32
 
 /* Whether a check with exactly these inputs succeeded before. */

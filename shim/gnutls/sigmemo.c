@@ -13,11 +13,21 @@
  * limbs Nettle holds, the digest as given, r and s as GMP's limbs and
  * signed size), so a different key, digest or signature is checked again.
  * Only successes are kept. Checks inside handshakes and judgments only;
- * every other call goes straight through. */
+ * every other call goes straight through.
+ *
+ * RSA likewise: PKCS #1 v1.5 (nettle_rsa_pkcs1_verify, over the DigestInfo
+ * GnuTLS encodes) and PSS (nettle_rsa_pss_sha256/384/512_verify_digest,
+ * over the digest, with the salt length), called through the PLT or, for
+ * PSS, through pointers GnuTLS takes of them (R_X86_64_GLOB_DAT, bound to
+ * the first definition in the process's scope as a PLT slot is), in 3.7.9
+ * and 3.8.9 (lib/nettle/pk.c: _wrap_nettle_pk_verify,
+ * _rsa_pss_verify_digest). A key of 4096 bits and its signature fit the
+ * memo's 1,280 bytes; a larger one is checked every time. */
 #include <dlfcn.h>
 #include <string.h>
 
 #include <nettle/ecdsa.h>
+#include <nettle/rsa.h>
 
 #include "memo.h"
 #include "util.h"
@@ -78,14 +88,18 @@ static bool find_real(void)
     return v != NULL;
 }
 
+static bool memo_on(void)
+{
+    return in_handshake() && feature_on(FEATURE_GNUTLS_SIGMEMO);
+}
+
 EXPORT int nettle_ecdsa_verify(const struct ecc_point *pub, size_t length, const uint8_t *digest,
                                const struct dsa_signature *signature)
 {
     if (!find_real())
         return 0; /* no Nettle behind the shim: nothing verified */
     struct key k;
-    bool memo = in_handshake() && feature_on(FEATURE_GNUTLS_SIGMEMO) &&
-                __atomic_load_n(&real_size, __ATOMIC_ACQUIRE) != NULL &&
+    bool memo = memo_on() && __atomic_load_n(&real_size, __ATOMIC_ACQUIRE) != NULL &&
                 key_of(&k, pub, length, digest, signature);
     if (memo && memo_known(k.b, k.len))
         return 1;
@@ -94,3 +108,53 @@ EXPORT int nettle_ecdsa_verify(const struct ecc_point *pub, size_t length, const
         memo_keep(k.b, k.len);
     return r;
 }
+
+/* RSA: the key's size, modulus and exponent, then what the variant reads
+ * (tag: which function; param: PSS's salt length or PKCS #1's DigestInfo
+ * length), the data, the signature. */
+static bool rsa_key_of(struct key *k, const char *tag, const struct rsa_public_key *pub,
+                       size_t param, const uint8_t *data, size_t len, const __mpz_struct *sig)
+{
+    k->len = 0;
+    return put(k, tag, strlen(tag) + 1) && put(k, &pub->size, sizeof pub->size) &&
+           put_mpz(k, pub->n) && put_mpz(k, pub->e) && put(k, &param, sizeof param) &&
+           put(k, data, len) && put_mpz(k, sig);
+}
+
+typedef int rsa_verify_fn(const struct rsa_public_key *, size_t, const uint8_t *,
+                          const __mpz_struct *);
+
+/* The real function, found once (its slot); then the memo as for ECDSA.
+ * dlen: the length of the data the function reads (PSS: the digest's,
+ * fixed by the hash; PKCS #1: param, the DigestInfo's). */
+static int rsa_verify(rsa_verify_fn **slot, const char *name, const struct rsa_public_key *pub,
+                      size_t param, const uint8_t *data, size_t dlen, const __mpz_struct *sig)
+{
+    rsa_verify_fn *f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (f == NULL) {
+        f = (rsa_verify_fn *)dlvsym(RTLD_NEXT, name, "HOGWEED_6");
+        if (f == NULL)
+            return 0; /* no Nettle behind the shim: nothing verified */
+        __atomic_store_n(slot, f, __ATOMIC_RELEASE);
+    }
+    struct key k;
+    bool memo = memo_on() && rsa_key_of(&k, name, pub, param, data, dlen, sig);
+    if (memo && memo_known(k.b, k.len))
+        return 1;
+    int r = f(pub, param, data, sig);
+    if (memo && r == 1)
+        memo_keep(k.b, k.len);
+    return r;
+}
+
+#define RSA_HOOK(name, dlen)                                                     \
+    EXPORT int name(const struct rsa_public_key *key, size_t param, const uint8_t *data, \
+                    const mpz_t signature)                                       \
+    {                                                                            \
+        static rsa_verify_fn *real_;                                             \
+        return rsa_verify(&real_, #name, key, param, data, dlen, signature);     \
+    }
+RSA_HOOK(nettle_rsa_pkcs1_verify, param)
+RSA_HOOK(nettle_rsa_pss_sha256_verify_digest, 32)
+RSA_HOOK(nettle_rsa_pss_sha384_verify_digest, 48)
+RSA_HOOK(nettle_rsa_pss_sha512_verify_digest, 64)
