@@ -949,18 +949,31 @@ delayed_acks() {
 
 @test "TLS 1.3: the ChangeCipherSpec and the Finished, written apart, wait for no delayed ACK under the shim (one a connection without it), full and resumed" {
     local args=(--connect 127.0.0.1:4433 --name localhost --cafile "$CA" --tls 1.3 --count 3)
-    # The stall is there without the shim: the test can tell.
+    # The stall is there without the shim, one a connection as a rule (a
+    # loaded machine may now and then send the Finished before the timer
+    # would have fired): the test can tell.
     run delayed_acks "$GNUTLSCLIENT" "${args[@]}"
-    assert_output 3
+    assert_success
+    [ "$output" -ge 1 ]
     run delayed_acks env LD_PRELOAD="$PRELOAD" "$GNUTLSCLIENT" "${args[@]}"
     assert_output 0
     # wget, once per request through the store: a full handshake, then
     # resumed ones.
     local wget=(wget -q -O /dev/null --ca-certificate="$CA" https://localhost:4433/)
     run delayed_acks sh -c 'for i in 1 2 3; do "$@" || exit 1; done' sh "${wget[@]}"
-    assert_output 3
+    assert_success
+    [ "$output" -ge 1 ]
     run delayed_acks env RESUMESHIM_STORE="$STORE" LD_PRELOAD="$PRELOAD" \
         sh -c 'for i in 1 2 3; do "$@" || exit 1; done' sh "${wget[@]}"
+    assert_output 0
+}
+
+@test "TLS 1.2: the request after a resumed handshake's Finished waits for no delayed ACK under the shim, as none waits without it" {
+    local args=(--connect 127.0.0.1:4433 --name localhost --cafile "$CA" --tls 1.2 --count 3)
+    run delayed_acks "$GNUTLSCLIENT" "${args[@]}"
+    assert_output 0
+    # connections 2 and 3 resumed: each would wait once
+    run delayed_acks env LD_PRELOAD="$PRELOAD" "$GNUTLSCLIENT" "${args[@]}"
     assert_output 0
 }
 

@@ -673,8 +673,8 @@ int gconn_io_before(gnutls_session_t s)
 }
 
 /* After one: data moved (ret > 0), and what the connection earned may be
- * published when it ends. */
-void gconn_io_after(gnutls_session_t s, ssize_t ret)
+ * published when it ends; the program's first write leaves at once. */
+void gconn_io_after(gnutls_session_t s, ssize_t ret, bool sent)
 {
     if (ret <= 0)
         return;
@@ -688,6 +688,8 @@ void gconn_io_after(gnutls_session_t s, ssize_t ret)
             unwatch(c);
     }
     pthread_mutex_unlock(&lock);
+    if (now && sent)
+        gflush_first_write(s, c->set.own_transport);
     if (now)
         write_through(c);
 }

@@ -462,7 +462,7 @@ PSK_FUNCTION_HOOK(gnutls_psk_set_client_credentials_function3,
 /* The record functions: a connection publishes once data has moved, and a
  * refused one moves none. While no connection is watched (the common
  * case once each has moved its first bytes), one load and a branch. */
-#define RECORD_HOOK(name, version, params, args)                               \
+#define RECORD_HOOK(name, version, sends, params, args)                        \
     EXPORT ssize_t name params                                                 \
     {                                                                          \
         REAL_OR(name, version, GNUTLS_E_INTERNAL_ERROR);                       \
@@ -472,30 +472,30 @@ PSK_FUNCTION_HOOK(gnutls_psk_set_client_credentials_function3,
         if (refused != 0)                                                      \
             return refused;                                                    \
         ssize_t r = real_ args;                                                \
-        gconn_io_after(session, r);                                            \
+        gconn_io_after(session, r, sends);                                     \
         return r;                                                              \
     }
-RECORD_HOOK(gnutls_record_send, GNUTLS_3_4,
+RECORD_HOOK(gnutls_record_send, GNUTLS_3_4, true,
             (gnutls_session_t session, const void *data, size_t data_size),
             (session, data, data_size))
-RECORD_HOOK(gnutls_record_send2, GNUTLS_3_6_3,
+RECORD_HOOK(gnutls_record_send2, GNUTLS_3_6_3, true,
             (gnutls_session_t session, const void *data, size_t data_size, size_t pad,
              unsigned flags),
             (session, data, data_size, pad, flags))
-RECORD_HOOK(gnutls_record_send_range, GNUTLS_3_4,
+RECORD_HOOK(gnutls_record_send_range, GNUTLS_3_4, true,
             (gnutls_session_t session, const void *data, size_t data_size,
              const gnutls_range_st *range),
             (session, data, data_size, range))
-RECORD_HOOK(gnutls_record_send_file, GNUTLS_3_7_4,
+RECORD_HOOK(gnutls_record_send_file, GNUTLS_3_7_4, true,
             (gnutls_session_t session, int fd, off_t *offset, size_t count),
             (session, fd, offset, count))
-RECORD_HOOK(gnutls_record_recv, GNUTLS_3_4,
+RECORD_HOOK(gnutls_record_recv, GNUTLS_3_4, false,
             (gnutls_session_t session, void *data, size_t data_size),
             (session, data, data_size))
-RECORD_HOOK(gnutls_record_recv_seq, GNUTLS_3_4,
+RECORD_HOOK(gnutls_record_recv_seq, GNUTLS_3_4, false,
             (gnutls_session_t session, void *data, size_t data_size, unsigned char *seq),
             (session, data, data_size, seq))
-RECORD_HOOK(gnutls_record_recv_packet, GNUTLS_3_4,
+RECORD_HOOK(gnutls_record_recv_packet, GNUTLS_3_4, false,
             (gnutls_session_t session, gnutls_packet_t *packet),
             (session, packet))
 
