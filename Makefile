@@ -56,7 +56,7 @@ TESTBIN := tests/bin/client tests/bin/pskserver tests/bin/fuzzstore tests/bin/de
            tests/bin/lifecycle tests/bin/vhostserver tests/bin/vhostclient tests/bin/policyserver \
            tests/bin/gnutlsclient tests/bin/dualclient tests/bin/verifyedge tests/bin/unit \
            tests/bin/trustload tests/bin/certcbclient \
-           tests/bin/serialclient tests/bin/fakever.so
+           tests/bin/serialclient tests/bin/fakever.so tests/bin/localnettle
 
 all: libresumeshim.so build/resumeshim scripts/resumeshim
 
@@ -155,6 +155,10 @@ tests/bin/%: tests/%.c | tests/bin
 # The GnuTLS test client: a program of the second backend.
 tests/bin/gnutlsclient tests/bin/verifyedge: tests/bin/%: tests/%.c | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lgnutls -lpthread
+
+# Nettle loaded into a local scope: dlopen only, no link to it.
+tests/bin/localnettle: tests/localnettle.c | tests/bin
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -ldl
 
 tests/bin/dualclient tests/bin/verifyedge: tests/connect.h
 

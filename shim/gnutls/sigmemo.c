@@ -24,6 +24,8 @@
  * _rsa_pss_verify_digest). A key of 4096 bits and its signature fit the
  * memo's 1,280 bytes; a larger one is checked every time. */
 #include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
 #include <string.h>
 
 #include <nettle/ecdsa.h>
@@ -76,12 +78,56 @@ static bool key_of(struct key *k, const struct ecc_point *pub, size_t length,
            put_mpz(k, sig->s);
 }
 
+/* The objects loaded, by name (dl_iterate_phdr's callback only notes
+ * them: it runs under the loader's lock, which dlopen takes too). */
+struct loaded {
+    unsigned n;
+    char names[32][256];
+};
+
+static int note(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct loaded *l = arg;
+    if (info->dlpi_name != NULL && info->dlpi_name[0] != '\0' && l->n < 32 &&
+        strlen(info->dlpi_name) < sizeof l->names[0])
+        strcpy(l->names[l->n++], info->dlpi_name);
+    return 0;
+}
+
+/* Nettle's own name: next after the shim, else in whichever object
+ * defines it under HOGWEED_6 (a libhogweed loaded into a local scope, by
+ * dlopen or as a module's private copy, whose callers the shim's
+ * definition reaches all the same): a call never finds no Nettle. */
+static void *nettle_real(const char *name, void *self)
+{
+    void *p = dlvsym(RTLD_NEXT, name, "HOGWEED_6");
+    if (p != NULL)
+        return p;
+    static struct loaded l; /* 8 kB: off the stack; guarded by the loader */
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    l.n = 0;
+    dl_iterate_phdr(note, &l);
+    for (unsigned i = 0; i < l.n && p == NULL; i++) {
+        void *h = dlopen(l.names[i], RTLD_LAZY | RTLD_NOLOAD);
+        if (h == NULL)
+            continue;
+        p = dlvsym(h, name, "HOGWEED_6");
+        if (p == self)
+            p = NULL;
+        dlclose(h);
+    }
+    pthread_mutex_unlock(&lock);
+    return p;
+}
+
 static bool find_real(void)
 {
     ecdsa_verify_fn *v = __atomic_load_n(&real_verify, __ATOMIC_ACQUIRE);
     if (v == NULL) {
-        ecc_size_fn *s = (ecc_size_fn *)dlvsym(RTLD_NEXT, "nettle_ecc_size", "HOGWEED_6");
-        v = (ecdsa_verify_fn *)dlvsym(RTLD_NEXT, "nettle_ecdsa_verify", "HOGWEED_6");
+        ecc_size_fn *s = (ecc_size_fn *)nettle_real("nettle_ecc_size", NULL);
+        v = (ecdsa_verify_fn *)nettle_real("nettle_ecdsa_verify", (void *)nettle_ecdsa_verify);
         __atomic_store_n(&real_size, s, __ATOMIC_RELEASE);
         __atomic_store_n(&real_verify, v, __ATOMIC_RELEASE);
     }
@@ -127,12 +173,13 @@ typedef int rsa_verify_fn(const struct rsa_public_key *, size_t, const uint8_t *
 /* The real function, found once (its slot); then the memo as for ECDSA.
  * dlen: the length of the data the function reads (PSS: the digest's,
  * fixed by the hash; PKCS #1: param, the DigestInfo's). */
-static int rsa_verify(rsa_verify_fn **slot, const char *name, const struct rsa_public_key *pub,
-                      size_t param, const uint8_t *data, size_t dlen, const __mpz_struct *sig)
+static int rsa_verify(rsa_verify_fn **slot, const char *name, void *self,
+                      const struct rsa_public_key *pub, size_t param, const uint8_t *data,
+                      size_t dlen, const __mpz_struct *sig)
 {
     rsa_verify_fn *f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     if (f == NULL) {
-        f = (rsa_verify_fn *)dlvsym(RTLD_NEXT, name, "HOGWEED_6");
+        f = (rsa_verify_fn *)nettle_real(name, self);
         if (f == NULL)
             return 0; /* no Nettle behind the shim: nothing verified */
         __atomic_store_n(slot, f, __ATOMIC_RELEASE);
@@ -152,7 +199,7 @@ static int rsa_verify(rsa_verify_fn **slot, const char *name, const struct rsa_p
                     const mpz_t signature)                                       \
     {                                                                            \
         static rsa_verify_fn *real_;                                             \
-        return rsa_verify(&real_, #name, key, param, data, dlen, signature);     \
+        return rsa_verify(&real_, #name, (void *)name, key, param, data, dlen, signature); \
     }
 RSA_HOOK(nettle_rsa_pkcs1_verify, param)
 RSA_HOOK(nettle_rsa_pss_sha256_verify_digest, 32)
