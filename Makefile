@@ -71,16 +71,17 @@ TESTBIN := \
     tests/bin/srpclient \
     tests/bin/serialclient \
     tests/bin/fakever.so \
-    tests/bin/vtimecheck
+    tests/bin/vtimecheck \
+    tests/bin/localnettle
 
 all: libresumeshim.so build/resumeshim scripts/resumeshim
 
 # The version script names exactly the hooks of shim/openssl/hooks.def, under
 # OpenSSL 3's symbol version (or the later one a hook's line names), so a program linked to OpenSSL 1.1 never binds
 # to them, and those of shim/gnutls/hooks.def, each under the GnuTLS version
-# it names. -z defs proves the shim references no TLS library's symbol
+# it names, and those of shim/gnutls/nettle.def under Nettle's. -z defs proves the shim references no TLS library's symbol
 # directly.
-build/shim.map: shim/openssl/hooks.def shim/gnutls/hooks.def | build
+build/shim.map: shim/openssl/hooks.def shim/gnutls/hooks.def shim/gnutls/nettle.def | build
 	{ echo 'OPENSSL_3.0.0 {'; echo ' global:'; \
 	  sed -n '/OPENSSL_3\.3\.0/!s/^HOOK([^,]*, *\([A-Za-z0-9_]*\),.*/  \1;/p' shim/openssl/hooks.def; \
 	  echo ' local: *;'; echo '};'; \
@@ -90,7 +91,10 @@ build/shim.map: shim/openssl/hooks.def shim/gnutls/hooks.def | build
 	  for v in $$(sed -n 's/^GHOOK(.*, *\(GNUTLS_[0-9_]*\))$$/\1/p' shim/gnutls/hooks.def | \
 	              sort -t_ -k2,2n -k3,3n -k4,4n -u); do echo "$$v {"; echo ' global:'; \
 	    sed -n "s/^GHOOK([^,]*, *\([a-z0-9_]*\),.*, *$$v)\$$/  \1;/p" shim/gnutls/hooks.def; \
-	    [ $$v = GNUTLS_3_4 ] && echo '};' || echo '} GNUTLS_3_4;'; done; } > $@
+	    [ $$v = GNUTLS_3_4 ] && echo '};' || echo '} GNUTLS_3_4;'; done; \
+	  for v in $$(sed -n 's/^NHOOK(.*, *\(HOGWEED_[0-9]*\))$$/\1/p' shim/gnutls/nettle.def | sort -u); do \
+	    echo "$$v {"; echo ' global:'; \
+	    sed -n "s/^NHOOK(\([a-z0-9_]*\), *$$v)\$$/  \1;/p" shim/gnutls/nettle.def; echo '};'; done; } > $@
 
 build tests/bin:
 	mkdir -p $@
@@ -167,6 +171,10 @@ tests/bin/%: tests/%.c | tests/bin
 # The GnuTLS test client: a program of the second backend.
 tests/bin/gnutlsclient tests/bin/verifyedge tests/bin/gnutrust: tests/bin/%: tests/%.c | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lgnutls -lpthread
+
+# Nettle loaded into a local scope: dlopen only, no link to it.
+tests/bin/localnettle: tests/localnettle.c | tests/bin
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -ldl
 
 tests/bin/dualclient tests/bin/verifyedge tests/bin/srpclient: tests/connect.h
 

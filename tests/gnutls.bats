@@ -947,3 +947,130 @@ later() {
         assert_equal "$(offered_by 3) $(offered_by 4)" "- -"
     done
 }
+
+# delayed_acks CMD...: the delayed ACKs the kernel sent while CMD ran
+# against a server of its own, in a network namespace of its own
+# (tests/servers/delayedacks), and "fail" after them if CMD failed.
+delayed_acks() {
+    local as_root=-r
+    # Root already (Debian 13's root, a user namespace of its own).
+    [ "$(id -u)" != 0 ] || as_root=
+    timeout 120 unshare $as_root -n "$ROOT/tests/servers/delayedacks" "$CERT" "$KEY" "$@"
+}
+
+@test "TLS 1.3: the ChangeCipherSpec and the Finished, written apart, wait for no delayed ACK under the shim (one a connection without it), full and resumed" {
+    local args=(--connect 127.0.0.1:4433 --name localhost --cafile "$CA" --tls 1.3 --count 3)
+    # The stall is there without the shim, one a connection as a rule (a
+    # loaded machine may now and then send the Finished before the timer
+    # would have fired): the test can tell.
+    run delayed_acks "$GNUTLSCLIENT" "${args[@]}"
+    assert_success
+    [ "$output" -ge 1 ]
+    run delayed_acks env LD_PRELOAD="$PRELOAD" "$GNUTLSCLIENT" "${args[@]}"
+    assert_output 0
+    # wget, once per request through the store: a full handshake, then
+    # resumed ones.
+    local wget=(wget -q -O /dev/null --ca-certificate="$CA" https://localhost:4433/)
+    run delayed_acks sh -c 'for i in 1 2 3; do "$@" || exit 1; done' sh "${wget[@]}"
+    assert_success
+    [ "$output" -ge 1 ]
+    run delayed_acks env RESUMESHIM_STORE="$STORE" LD_PRELOAD="$PRELOAD" \
+        sh -c 'for i in 1 2 3; do "$@" || exit 1; done' sh "${wget[@]}"
+    assert_output 0
+}
+
+@test "TLS 1.2: the request after a resumed handshake's Finished waits for no delayed ACK under the shim, as none waits without it" {
+    local args=(--connect 127.0.0.1:4433 --name localhost --cafile "$CA" --tls 1.2 --count 3)
+    run delayed_acks "$GNUTLSCLIENT" "${args[@]}"
+    assert_output 0
+    # connections 2 and 3 resumed: each would wait once
+    run delayed_acks env LD_PRELOAD="$PRELOAD" "$GNUTLSCLIENT" "${args[@]}"
+    assert_output 0
+}
+
+@test "the flush after the handshake leaves the program's TCP_NODELAY as it was: off where it left it off, on where it set it" {
+    start_nginx
+    local args=(--connect "127.0.0.1:$PORT" --cafile "$CA" --tls 1.3 --count 3 --show-nodelay)
+    run gc_shim "${args[@]}"
+    assert_success
+    assert_equal "$(grep -c ' verify=ok nodelay=0$' <<< "$output")" 3
+    run gc_shim "${args[@]}" --nodelay
+    assert_success
+    assert_equal "$(grep -c ' verify=ok nodelay=1$' <<< "$output")" 3
+    # 2 and 3 resumed: the flush ran on resumed connections too.
+    assert_equal "$(nginx_resumed)" 4
+}
+
+# start_sni_server GOOD BAD KEY: openssl s_server serving GOOD for a.test
+# (and any name but b.test) and BAD for b.test, each with KEY.
+start_sni_server() {
+    PORT=$(free_port)
+    openssl s_server -accept "127.0.0.1:$PORT" -cert "$1" -key "$3" -servername b.test \
+        -cert2 "$2" -key2 "$3" -www -quiet > /dev/null 2>&1 &
+    echo $! >> "$BATS_TEST_TMPDIR/pids"
+    wait_port "$PORT"
+}
+
+# corrupt_signature IN OUT: IN with one bit of its signature flipped: the
+# same key, issuer and signed part, so only the signature tells it apart.
+corrupt_signature() {
+    "$PY" - "$1" "$2" <<'PYEOF'
+import base64, sys
+pem = open(sys.argv[1]).read().split("-----")[2]
+der = bytearray(base64.b64decode("".join(pem.split())))
+der[-3] ^= 1
+b64 = base64.b64encode(bytes(der)).decode()
+open(sys.argv[2], "w").write("-----BEGIN CERTIFICATE-----\n" + "\n".join(
+    b64[i:i + 64] for i in range(0, len(b64), 64)) + "\n-----END CERTIFICATE-----\n")
+PYEOF
+}
+
+# make_rsa_certs DIR [SIGOPTS...]: DIR/ca.pem (RSA 2048) and DIR/server.pem
+# with DIR/server.key (RSA 2048), the server's certificate signed with
+# SIGOPTS (none: PKCS #1 v1.5; -sigopt rsa_padding_mode:pss: PSS).
+make_rsa_certs() {
+    local d="$1"
+    shift
+    mkdir -p "$d"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 3 -subj /CN=resumeshim-rsa-ca \
+        -addext basicConstraints=critical,CA:true -addext keyUsage=critical,keyCertSign,cRLSign \
+        -keyout "$d/ca.key" -out "$d/ca.pem" 2> /dev/null
+    openssl req -newkey rsa:2048 -nodes -subj /CN=localhost -keyout "$d/server.key" \
+        -out "$d/server.csr" 2> /dev/null
+    printf 'subjectAltName=DNS:localhost,DNS:a.test,DNS:b.test\nauthorityKeyIdentifier=keyid\n' \
+        > "$d/ext"
+    openssl x509 -req -in "$d/server.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial \
+        -days 2 -sha256 "$@" -extfile "$d/ext" -out "$d/server.pem" 2> /dev/null
+}
+
+# sig_twins CA CERT KEY: in one process, a.test is served CERT and b.test
+# CERT with its signature corrupted: verdicts as without the shim (a.test
+# passes, b.test fails, every time), and a.test resumed under the shim.
+sig_twins() {
+    local ca="$1" cert="$2" key="$3" bad="$BATS_TEST_TMPDIR/bad-$RANDOM.pem" v
+    corrupt_signature "$cert" "$bad"
+    run openssl verify -CAfile "$ca" "$bad"
+    assert_failure
+    start_sni_server "$cert" "$bad" "$key"
+    for v in 1.3 1.2; do
+        same_verdicts gc gc_shim --connect "127.0.0.1:$PORT" --cafile "$ca" --tls "$v" \
+            --names a.test,b.test --count 8
+        assert_equal "$(grep -c ' verify=ok$' <<< "$want")" 4
+        assert_equal "$(grep -c ' verify=fail$' <<< "$want")" 4
+        run gc_shim --connect "127.0.0.1:$PORT" --cafile "$ca" --tls "$v" --names a.test,b.test \
+            --count 8
+        assert_equal "$(grep -c '^conn=[0-9]* resumed=1 verify=ok$' <<< "$output")" 3
+    done
+}
+
+@test "signature checks kept: a certificate whose signature differs by one bit fails, in one process after its good twin passed, resumed or not, as without the shim (ECDSA, RSA PKCS #1, RSA-PSS)" {
+    sig_twins "$CA" "$CERT" "$KEY"
+    make_rsa_certs "$BATS_TEST_TMPDIR/rsa"
+    sig_twins "$BATS_TEST_TMPDIR/rsa/ca.pem" "$BATS_TEST_TMPDIR/rsa/server.pem" \
+        "$BATS_TEST_TMPDIR/rsa/server.key"
+    make_rsa_certs "$BATS_TEST_TMPDIR/pss" -sigopt rsa_padding_mode:pss -sigopt rsa_pss_saltlen:32
+    run openssl x509 -in "$BATS_TEST_TMPDIR/pss/server.pem" -noout -text
+    assert_output --partial 'Signature Algorithm: rsassaPss'
+    sig_twins "$BATS_TEST_TMPDIR/pss/ca.pem" "$BATS_TEST_TMPDIR/pss/server.pem" \
+        "$BATS_TEST_TMPDIR/pss/server.key"
+}

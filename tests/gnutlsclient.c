@@ -69,6 +69,8 @@
  *   --nodelay         set TCP_NODELAY (default: Nagle left on, as in most
  *                     programs; a benchmark sets it so that a connection's
  *                     last handshake flight does not wait for a delayed ACK)
+ *   --show-nodelay    read TCP_NODELAY back after the handshake and print it
+ *                     (" nodelay=0|1" at the end of the connection's line)
  * Prints "conn=I resumed=0|1 verify=ok|fail" per connection (and
  * " error=NAME" when the connection failed otherwise), then on stderr
  * "connections=N resumed=K failed=F callback_calls=C"; exits 1 when any
@@ -101,6 +103,7 @@ static int n_client_certs;
 static const char *steps[MAX_LIST][MAX_STEPS];
 static int n_steps[MAX_LIST], n_configs = 1;
 static int count = 1, threads = 1, keep, no_tickets, fresh_cred, nodelay, errors, early_data;
+static int show_nodelay;
 static gnutls_datum_t hook_pin;
 
 /* --hook-pin: the pinned certificate must be in the Certificate message,
@@ -359,7 +362,7 @@ static int one(int i)
 {
     const char *name = n_names ? names[i % n_names] : NULL;
     const char *error = NULL;
-    int verified = 0, is_resumed = 0, r;
+    int verified = 0, is_resumed = 0, nodelay_now = -1, r;
     gnutls_session_t s = NULL;
     gnutls_certificate_credentials_t cred =
         fresh_cred ? make_cred(i) : shared_cred[n_cafiles ? i % n_cafiles : 0];
@@ -433,6 +436,8 @@ static int one(int i)
         goto out;
     }
     is_resumed = gnutls_session_is_resumed(s);
+    if (show_nodelay)
+        getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay_now, &(socklen_t){sizeof(int)});
     if (!strcmp(verify, "byhand") && !peer_ok(s))
         goto out;
     verified = 1;
@@ -461,8 +466,11 @@ out:
         gnutls_certificate_free_credentials(cred);
     int ok = verified && error == NULL;
     pthread_mutex_lock(&lock);
-    printf("conn=%d resumed=%d verify=%s%s%s\n", i, is_resumed, verified ? "ok" : "fail",
+    printf("conn=%d resumed=%d verify=%s%s%s", i, is_resumed, verified ? "ok" : "fail",
            error ? " error=" : "", error ? error : "");
+    if (show_nodelay)
+        printf(" nodelay=%d", nodelay_now);
+    printf("\n");
     resumed += ok && is_resumed;
     failed += !ok;
     pthread_mutex_unlock(&lock);
@@ -549,6 +557,7 @@ int main(int argc, char **argv)
         }
         else if (!strcmp(a, "--fresh-cred")) fresh_cred = 1;
         else if (!strcmp(a, "--nodelay")) nodelay = 1;
+        else if (!strcmp(a, "--show-nodelay")) show_nodelay = 1;
         else if (!strcmp(a, "--errors")) errors = 1;
         else if (!strcmp(a, "--path")) path = argv[++i];
         else if (!strcmp(a, "--step")) {

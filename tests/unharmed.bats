@@ -35,7 +35,8 @@ same_without_and_with() {
     assert_output ok
 }
 
-@test "only the hooks are exported, under OpenSSL's and GnuTLS's own versions" {
+@test "only the hooks are exported, under OpenSSL's, GnuTLS's and Nettle's own versions" {
+    local hook
     run sh -c "nm -D --defined-only '$SHIM' | awk '{print \$3}' | sort"
     # a hook's line names a later version than 3.0's where it has one
     expected=$(sed -n -e 's/^HOOK([^,]*, *\([A-Za-z0-9_]*\),.*\(OPENSSL_3\.3\.0\).*/\1@@\2/p' \
@@ -44,11 +45,20 @@ same_without_and_with() {
         sed -n 's/^GHOOK([^,]*, *\([a-z0-9_]*\),.*, *\(GNUTLS_[0-9_]*\))$/\1@@\2/p' \
         "$ROOT/shim/gnutls/hooks.def"
         echo OPENSSL_3.0.0
-        sed -n 's/^GHOOK(.*, *\(GNUTLS_[0-9_]*\))$/\1/p' "$ROOT/shim/gnutls/hooks.def" | sort -u)
+        sed -n 's/^GHOOK(.*, *\(GNUTLS_[0-9_]*\))$/\1/p' "$ROOT/shim/gnutls/hooks.def" | sort -u
+        sed -n 's/^NHOOK(\([a-z0-9_]*\), *\(HOGWEED_[0-9]*\))$/\1@@\2/p' "$ROOT/shim/gnutls/nettle.def"
+        sed -n 's/^NHOOK(.*, *\(HOGWEED_[0-9]*\))$/\1/p' "$ROOT/shim/gnutls/nettle.def" | sort -u)
     assert_equal "$output" "$(echo "$expected" | sort)"
+    # each Nettle hook under the version libhogweed exports it under
+    run sh -c "objdump -T /usr/lib/x86_64-linux-gnu/libhogweed.so.6 | awk '\$NF ~ /^nettle_/ {print \$NF\"@@\"\$(NF-1)}' | sort"
+    local nettle="$output"
+    for hook in $(sed -n 's/^NHOOK(\([a-z0-9_]*\), *\(HOGWEED_[0-9]*\))$/\1@@\2/p' \
+        "$ROOT/shim/gnutls/nettle.def"); do
+        grep -qx "$hook" <<< "$nettle" || fail "$hook is not how Nettle exports it"
+    done
     # each GnuTLS hook under the version GnuTLS itself exports it under
     run sh -c "objdump -T /usr/lib/x86_64-linux-gnu/libgnutls.so.30 | awk '\$NF ~ /^gnutls_/ {print \$NF\"@@\"\$(NF-1)}' | sort"
-    local theirs="$output" hook
+    local theirs="$output"
     for hook in $(sed -n 's/^GHOOK([^,]*, *\([a-z0-9_]*\),.*, *\(GNUTLS_[0-9_]*\))$/\1@@\2/p' \
         "$ROOT/shim/gnutls/hooks.def"); do
         # (a later release's function, which this GnuTLS lacks, under no name)
@@ -60,6 +70,7 @@ same_without_and_with() {
     refute_output --partial libssl
     refute_output --partial libcrypto
     refute_output --partial libgnutls
+    refute_output --partial libhogweed
 }
 
 # build_foreign DIR: DIR/foreign.so, a module linked to a renamed copy of
@@ -114,4 +125,13 @@ PY
 system 5"
     assert_equal "$(connections)" 8
     assert_equal "$(resumed)" 4
+}
+
+@test "Nettle in a local scope (a plugin's or a module's own copy): the shim's nettle_ecdsa_verify reaches it, a good signature verifies and a corrupted one does not" {
+    run "$ROOT/tests/bin/localnettle"
+    assert_success
+    assert_output "no global"
+    run env LD_PRELOAD="$PRELOAD" "$ROOT/tests/bin/localnettle"
+    assert_success
+    assert_output "good=1 bad=0"
 }

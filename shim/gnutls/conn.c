@@ -7,6 +7,7 @@
 #include <uthash.h>
 
 #include "conn.h"
+#include "flush.h"
 #include "observer.h"
 #include "fork.h"
 #include "judge.h"
@@ -73,8 +74,7 @@ static struct gconn *get(gnutls_session_t s)
 
 static int on_message(gnutls_session_t s, unsigned htype, unsigned when, unsigned incoming,
                       const gnutls_datum_t *msg);
-static void drop_held(struct gconn *c);
-static void release(struct gconn *c);
+static void drop_held(struct gconn *c), release(struct gconn *c);
 static int judge(struct gconn *c);
 
 void gconn_new(gnutls_session_t s, unsigned flags)
@@ -477,6 +477,7 @@ int gconn_after(gnutls_session_t s, int ret)
     if (c == NULL || !c->started || c->ended)
         return ret;
     c->ended = true;
+    gflush_handshake(s, c->set.own_transport);
     bool resumed = G(gnutls_session_is_resumed)(s) == 1;
     stat_add(resumed ? ST_RESUMED : ST_FULL);
     if (c->offered.sess != NULL)
@@ -672,8 +673,8 @@ int gconn_io_before(gnutls_session_t s)
 }
 
 /* After one: data moved (ret > 0), and what the connection earned may be
- * published when it ends. */
-void gconn_io_after(gnutls_session_t s, ssize_t ret)
+ * published when it ends; the program's first write leaves at once. */
+void gconn_io_after(gnutls_session_t s, ssize_t ret, bool sent)
 {
     if (ret <= 0)
         return;
@@ -687,6 +688,8 @@ void gconn_io_after(gnutls_session_t s, ssize_t ret)
             unwatch(c);
     }
     pthread_mutex_unlock(&lock);
+    if (now && sent)
+        gflush_first_write(s, c->set.own_transport);
     if (now)
         write_through(c);
 }

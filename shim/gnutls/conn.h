@@ -43,7 +43,7 @@ static inline bool gconn_watched(void)
     return __atomic_load_n(&gconn_watching, __ATOMIC_RELAXED) != 0;
 }
 int gconn_io_before(gnutls_session_t s);
-void gconn_io_after(gnutls_session_t s, ssize_t ret);
+void gconn_io_after(gnutls_session_t s, ssize_t ret, bool sent);
 
 /* The program's own handshake hook: the shim's stays installed and calls
  * it. False when the session is not followed (the call goes to GnuTLS). */

@@ -47,7 +47,9 @@ EXPORT void gnutls_deinit(gnutls_session_t session)
 }
 
 /* A handshake that resumed the shim's session returns success only once
- * the check it skipped passed (conn.c, judge.c). */
+ * the check it skipped passed (conn.c, judge.c). The judgment counts as
+ * part of the handshake (the signature checks it repeats are kept,
+ * sigmemo.c). */
 EXPORT int gnutls_handshake(gnutls_session_t session)
 {
     REAL_OR(gnutls_handshake, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
@@ -57,8 +59,10 @@ EXPORT int gnutls_handshake(gnutls_session_t session)
         return held;
     handshake_enter();
     int r = real_(session);
+    if (on)
+        r = gconn_after(session, r);
     handshake_leave();
-    return on ? gconn_after(session, r) : r;
+    return r;
 }
 
 EXPORT void gnutls_handshake_set_hook_function(gnutls_session_t session, unsigned int htype,
@@ -458,7 +462,7 @@ PSK_FUNCTION_HOOK(gnutls_psk_set_client_credentials_function3,
 /* The record functions: a connection publishes once data has moved, and a
  * refused one moves none. While no connection is watched (the common
  * case once each has moved its first bytes), one load and a branch. */
-#define RECORD_HOOK(name, version, params, args)                               \
+#define RECORD_HOOK(name, version, sends, params, args)                        \
     EXPORT ssize_t name params                                                 \
     {                                                                          \
         REAL_OR(name, version, GNUTLS_E_INTERNAL_ERROR);                       \
@@ -468,30 +472,30 @@ PSK_FUNCTION_HOOK(gnutls_psk_set_client_credentials_function3,
         if (refused != 0)                                                      \
             return refused;                                                    \
         ssize_t r = real_ args;                                                \
-        gconn_io_after(session, r);                                            \
+        gconn_io_after(session, r, sends);                                     \
         return r;                                                              \
     }
-RECORD_HOOK(gnutls_record_send, GNUTLS_3_4,
+RECORD_HOOK(gnutls_record_send, GNUTLS_3_4, true,
             (gnutls_session_t session, const void *data, size_t data_size),
             (session, data, data_size))
-RECORD_HOOK(gnutls_record_send2, GNUTLS_3_6_3,
+RECORD_HOOK(gnutls_record_send2, GNUTLS_3_6_3, true,
             (gnutls_session_t session, const void *data, size_t data_size, size_t pad,
              unsigned flags),
             (session, data, data_size, pad, flags))
-RECORD_HOOK(gnutls_record_send_range, GNUTLS_3_4,
+RECORD_HOOK(gnutls_record_send_range, GNUTLS_3_4, true,
             (gnutls_session_t session, const void *data, size_t data_size,
              const gnutls_range_st *range),
             (session, data, data_size, range))
-RECORD_HOOK(gnutls_record_send_file, GNUTLS_3_7_4,
+RECORD_HOOK(gnutls_record_send_file, GNUTLS_3_7_4, true,
             (gnutls_session_t session, int fd, off_t *offset, size_t count),
             (session, fd, offset, count))
-RECORD_HOOK(gnutls_record_recv, GNUTLS_3_4,
+RECORD_HOOK(gnutls_record_recv, GNUTLS_3_4, false,
             (gnutls_session_t session, void *data, size_t data_size),
             (session, data, data_size))
-RECORD_HOOK(gnutls_record_recv_seq, GNUTLS_3_4,
+RECORD_HOOK(gnutls_record_recv_seq, GNUTLS_3_4, false,
             (gnutls_session_t session, void *data, size_t data_size, unsigned char *seq),
             (session, data, data_size, seq))
-RECORD_HOOK(gnutls_record_recv_packet, GNUTLS_3_4,
+RECORD_HOOK(gnutls_record_recv_packet, GNUTLS_3_4, false,
             (gnutls_session_t session, gnutls_packet_t *packet),
             (session, packet))
 
