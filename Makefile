@@ -56,7 +56,7 @@ TESTBIN := tests/bin/client tests/bin/pskserver tests/bin/fuzzstore tests/bin/de
            tests/bin/lifecycle tests/bin/vhostserver tests/bin/vhostclient tests/bin/policyserver \
            tests/bin/gnutlsclient tests/bin/dualclient tests/bin/verifyedge tests/bin/unit \
            tests/bin/trustload tests/bin/certcbclient \
-           tests/bin/serialclient tests/bin/fakever.so
+           tests/bin/serialclient tests/bin/nodelayclient tests/bin/fakever.so
 
 all: libresumeshim.so build/resumeshim scripts/resumeshim
 
@@ -153,7 +153,7 @@ tests/bin/%: tests/%.c | tests/bin
 tests/bin/gnutlsclient tests/bin/verifyedge: tests/bin/%: tests/%.c | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lgnutls -lpthread
 
-tests/bin/dualclient tests/bin/verifyedge: tests/connect.h
+tests/bin/dualclient tests/bin/verifyedge tests/bin/nodelayclient: tests/connect.h
 
 # The libraries' word on their release, made up (tests/versions.bats).
 tests/bin/fakever.so: tests/fakever.c tests/fakever.map | tests/bin

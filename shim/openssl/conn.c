@@ -5,12 +5,9 @@
  * before the application had a chance to reject the peer (curl checks the
  * host name itself, after the handshake), and a connection that is refused
  * or fails must leave nothing behind. */
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #include "appsess.h"
 #include "conn.h"
@@ -24,6 +21,7 @@
 #include "session.h"
 #include "settings.h"
 #include "store.h"
+#include "tcp.h"
 #include "verdict.h"
 
 struct conn {
@@ -43,7 +41,7 @@ struct conn {
     bool cert_asked;        /* a certificate callback ran (certcb.c) */
     bool pending;           /* ...or a verify callback suspended the judgment */
     int refusal;            /* the reason pushed for it (SSL_R_...) */
-    int nodelay_fd;         /* socket we switched TCP_NODELAY on, or -1 */
+    bool push;              /* a resumed TLS 1.2 handshake's first write waits (tcp.c) */
     unsigned n_held;
     struct pooled *held;    /* pool_size slots, allocated on demand */
     struct pooled latest;   /* the newest TLS 1.3 ticket, see conn_session */
@@ -185,7 +183,6 @@ static void reset(struct conn *c)
     c->key.len = 0;
     c->key.server[0] = '\0';
     memset((char *)c + offsetof(struct key, hash), 0, sizeof *c - offsetof(struct key, hash));
-    c->nodelay_fd = -1;
 }
 
 static struct conn *new_conn(void)
@@ -226,28 +223,6 @@ static struct conn *get_or_create(SSL *s)
     return c;
 }
 
-/* A resumed TLS 1.2 handshake ends with the client's Finished; a request
- * written right after it waits for the server's delayed ACK when Nagle's
- * algorithm is on (measured: 392 -> 23 connections/s). Resumption must not
- * make a program slower, so Nagle is off until the first write, then the
- * program's setting is restored. */
-static void nodelay_on(struct conn *c, SSL *s)
-{
-    int fd = R(SSL_get_wfd)(s), on = 0, one = 1;
-    socklen_t len = sizeof on;
-    if (fd >= 0 && getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, &len) == 0 && !on &&
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0)
-        c->nodelay_fd = fd;
-}
-
-static void nodelay_restore(struct conn *c)
-{
-    int zero = 0;
-    if (c->nodelay_fd >= 0)
-        setsockopt(c->nodelay_fd, IPPROTO_TCP, TCP_NODELAY, &zero, sizeof zero);
-    c->nodelay_fd = -1;
-}
-
 static void offer(struct conn *c, SSL *s)
 {
     /* SSL_set_session would put another method on a connection whose
@@ -274,8 +249,7 @@ static void offer(struct conn *c, SSL *s)
     c->offered_born = p.born;
     stat_add(ST_OFFERED);
     LOG(LOG_DEBUG, "offered a TLS %s session", session_is_tls13(give) ? "1.3" : "1.2");
-    if (!session_is_tls13(give))
-        nodelay_on(c, s);
+    c->push = !session_is_tls13(give);
 }
 
 /* SSL_set_connect_state puts a finished connection back before its
@@ -485,7 +459,7 @@ static void handshake_done(struct conn *c, SSL *s)
     c->offered_kept = c->offered != NULL;
     struct chain staple = c->key.staple ? kept_staple(c, s, reused) : (struct chain){0};
     if (!reused)
-        nodelay_restore(c); /* a full TLS 1.2 handshake ends with the server */
+        c->push = false; /* a full TLS 1.2 handshake ends with the server */
     stat_add(reused ? ST_RESUMED : ST_FULL);
     if (c->offered != NULL)
         pool_verdict(&c->key, reused);
@@ -557,8 +531,10 @@ bool conn_after(SSL *s, int ret, enum io io)
      * the peer. Data read or written is. */
     if (ret <= 0 || !c->done || io == IO_HANDSHAKE)
         return false;
-    if (io == IO_WRITE)
-        nodelay_restore(c);
+    if (io == IO_WRITE && c->push) {
+        tcp_push(R(SSL_get_wfd)(s));
+        c->push = false;
+    }
     if (!c->used) {
         c->used = true;
         if (c->verified)
@@ -568,7 +544,7 @@ bool conn_after(SSL *s, int ret, enum io io)
         else
             reserve_latest(c);
     }
-    if (c->nodelay_fd < 0) {
+    if (!c->push) {
         conn_quiet = s;
         conn_quiet_epoch = __atomic_load_n(&conn_epoch, __ATOMIC_ACQUIRE);
     }
@@ -694,7 +670,6 @@ void conn_cleared(SSL *s)
         drop_latest(c);
     settle_latest(c);
     release(c);
-    nodelay_restore(c);
     reset(c);
 }
 
