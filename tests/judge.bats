@@ -476,3 +476,51 @@ client_of() {
         resumed_silent 4
     done
 }
+
+# make_leaf NAME HOST: $D/NAME.pem and $D/NAME.key, a new key certified by
+# the test CA for HOST alone.
+make_leaf() {
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$2" \
+        -keyout "$D/$1.key" -out "$D/$1.csr" 2>/dev/null
+    printf 'subjectAltName=DNS:%s\n' "$2" > "$D/$1.ext"
+    openssl x509 -req -in "$D/$1.csr" -CA "$D/ca.pem" -CAkey "$D/ca.key" -CAcreateserial \
+        -days 2 -extfile "$D/$1.ext" -out "$D/$1.pem" 2>/dev/null
+}
+# The pin curl takes for the key certified in PEM file $1.
+pin_of() {
+    echo "sha256//$(openssl x509 -in "$1" -pubkey -noout | openssl pkey -pubin -outform der |
+        openssl dgst -sha256 -binary | base64)"
+}
+# stop_last_server: the server started last stops, and its port is free.
+stop_last_server() {
+    local pid
+    pid=$(tail -1 "$BATS_TEST_TMPDIR/pids")
+    kill "$pid"
+    while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+}
+
+@test "curl pinning the new key of a server whose certificate was renewed while its tickets live: one run fails at most" {
+    make_leaf renewed localhost
+    start_psk --tls13 --ticket-keys renewal
+    local port=$PORT i failed=0
+    for i in 1 2 3; do
+        run "$RS" curl -sS --tlsv1.3 --cacert "$CA" "https://localhost:$port/"
+        assert_success
+    done
+    assert_equal "$(connections) $(resumed)" "3 2"
+    stop_last_server
+    CERT="$D/renewed.pem" KEY="$D/renewed.key" start_psk --tls13 --ticket-keys renewal --port "$port"
+    run curl -sS --tlsv1.3 --cacert "$CA" --pinnedpubkey "$(pin_of "$D/renewed.pem")" \
+        "https://localhost:$port/"
+    assert_success
+    : > "$SLOG"
+    for i in 1 2 3 4 5; do
+        run "$RS" curl -sS --tlsv1.3 --cacert "$CA" --pinnedpubkey "$(pin_of "$D/renewed.pem")" \
+            "https://localhost:$port/"
+        [ "$status" -eq 0 ] || failed=$((failed + 1))
+    done
+    # The first run resumed a session of the old certificate and failed;
+    # the second was a full handshake; the rest resumed its sessions.
+    assert_equal "$failed" 1
+    assert_equal "$(sed -n 's/^conn=\([0-9]*\) .*resumed=\([01]\).*/\2/p' "$SLOG" | tr -d '\n')" 10111
+}

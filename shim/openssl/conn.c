@@ -28,6 +28,7 @@ struct conn {
     struct key key;
     SSL_SESSION *offered;   /* our reference to what we set, until done */
     bool offered_kept;      /* from done on: the shim offered what resumed */
+    bool resumed;           /* ...and it resumed: the program may abandon it */
     struct chain offered_chain;
     struct chain chain;     /* the verified peer chain, from done on */
     STACK_OF(X509) *verified_chain; /* the judge's (SSL_get0_verified_chain) */
@@ -118,8 +119,26 @@ static void set_verified_chain(struct conn *c, STACK_OF(X509) *chain)
     c->verified_chain = chain;
 }
 
+/* A program that gives up a connection the shim resumed before any
+ * application data moved (it shuts it down, clears or frees it and never
+ * read or wrote any) refuses what the session stood for, as a failed
+ * handshake would: curl --pinnedpubkey, pinning the key of a renewed
+ * certificate, checks the key once SSL_connect has returned and then calls
+ * SSL_shutdown (seen in gdb with curl 7.88.1; 8.14.1 in tests/judge.bats),
+ * and every session of the old certificate led to one failed run. The
+ * server's sessions go at once, in the pool and in the store. */
+static void notice_abandoned(struct conn *c)
+{
+    if (c->resumed && !c->used && !c->refused) {
+        LOG(LOG_DEBUG, "a resumed connection abandoned before any data moved");
+        pool_refuse(&c->key);
+    }
+    c->resumed = false;
+}
+
 static void release(struct conn *c)
 {
+    notice_abandoned(c);
     drop_latest(c);
     for (unsigned i = 0; i < c->n_held; i++)
         pooled_free(&c->held[i]);
@@ -457,6 +476,7 @@ static void handshake_done(struct conn *c, SSL *s)
     c->done = true;
     bool reused = R(SSL_session_reused)(s);
     c->offered_kept = c->offered != NULL;
+    c->resumed = reused && c->offered_kept;
     struct chain staple = c->key.staple ? kept_staple(c, s, reused) : (struct chain){0};
     if (!reused)
         c->push = false; /* a full TLS 1.2 handshake ends with the server */
@@ -633,6 +653,7 @@ void conn_shutdown(SSL *s)
     struct conn *c = get(s);
     if (c == NULL || !c->started || c->shut || !(R(SSL_get_shutdown)(s) & SSL_SENT_SHUTDOWN))
         return;
+    notice_abandoned(c);
     c->shut = true;
     /* One not earned yet waits for the connection's first use, or goes
      * when it is freed. */
