@@ -524,3 +524,27 @@ stop_last_server() {
     assert_equal "$failed" 1
     assert_equal "$(sed -n 's/^conn=\([0-9]*\) .*resumed=\([01]\).*/\2/p' "$SLOG" | tr -d '\n')" 10111
 }
+
+# curl moves its bytes through a BIO of its own, under which OpenSSL sees
+# no socket: its sessions still go by the port they were earned on.
+@test "curl: a session earned on one port of a name is never offered to another port, though its server would take it" {
+    make_leaf elsewhere other.test
+    start_psk --tls13 --ticket-keys shared
+    local first=$PORT first_log=$SLOG i
+    CERT="$D/elsewhere.pem" KEY="$D/elsewhere.key" start_psk --tls13 --ticket-keys shared
+    for i in 1 2; do
+        run "$RS" curl -sS --tlsv1.3 --cacert "$CA" "https://localhost:$first/"
+        assert_success
+    done
+    assert_equal "$(SLOG=$first_log resumed)" 1
+    run curl -sS --tlsv1.3 --cacert "$CA" "https://localhost:$PORT/"
+    assert_equal "$status" 60
+    run "$RS" curl -sS --tlsv1.3 --cacert "$CA" "https://localhost:$PORT/"
+    assert_equal "$status" 60
+    # The second server was offered nothing.
+    assert_equal "$(offers) $(resumed)" "0 0"
+    # The first still resumes.
+    run "$RS" curl -sS --tlsv1.3 --cacert "$CA" "https://localhost:$first/"
+    assert_success
+    assert_equal "$(SLOG=$first_log resumed)" 2
+}
