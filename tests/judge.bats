@@ -548,3 +548,50 @@ stop_last_server() {
     assert_success
     assert_equal "$(SLOG=$first_log resumed)" 2
 }
+
+# A pinning Python program checks the server's key after the handshake and
+# closes the socket unused: the SSL is freed, never shut down.
+@test "Python pinning the new key of a renewed server, TLS 1.3 and 1.2: one run fails at most" {
+    make_leaf renewed localhost
+    cat > "$BATS_TEST_TMPDIR/pin.py" <<'PY'
+import hashlib, socket, ssl, sys
+port, ca, pin, v = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+ctx = ssl.create_default_context(cafile=ca)
+ctx.maximum_version = ssl.TLSVersion.TLSv1_2 if v == "1.2" else ssl.TLSVersion.TLSv1_3
+s = ctx.wrap_socket(socket.create_connection(("localhost", port)), server_hostname="localhost")
+if hashlib.sha256(s.getpeercert(True)).hexdigest() != pin:
+    s.close()
+    sys.exit("pin mismatch")
+s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+print(s.recv(100).split(b"\r\n")[0].decode())
+PY
+    local v port i failed
+    local pin
+    pin=$(openssl x509 -in "$D/renewed.pem" -outform der | openssl dgst -sha256 -r | cut -d' ' -f1)
+    for v in 1.3 1.2; do
+        rm -rf "$STORE"
+        start_psk --tls${v/./} --ticket-keys "renewal$v"
+        port=$PORT
+        for i in 1 2 3; do
+            run shimmed "$PY" -c "import socket, ssl, sys
+ctx = ssl.create_default_context(cafile='$CA')
+ctx.maximum_version = ssl.TLSVersion.TLSv1_2 if '$v' == '1.2' else ssl.TLSVersion.TLSv1_3
+s = ctx.wrap_socket(socket.create_connection(('localhost', $port)), server_hostname='localhost')
+s.sendall(b'GET / HTTP/1.0\r\n\r\n'); s.recv(100)"
+            assert_success
+        done
+        assert_equal "$(connections) $(resumed)" "3 2"
+        stop_last_server
+        CERT="$D/renewed.pem" KEY="$D/renewed.key" start_psk --tls${v/./} --ticket-keys "renewal$v" \
+            --port "$port"
+        run "$PY" "$BATS_TEST_TMPDIR/pin.py" "$port" "$CA" "$pin" "$v"
+        assert_output "HTTP/1.0 200 OK"
+        failed=0
+        for i in 1 2 3 4 5; do
+            run shimmed "$PY" "$BATS_TEST_TMPDIR/pin.py" "$port" "$CA" "$pin" "$v"
+            [ "$status" -eq 0 ] || failed=$((failed + 1))
+        done
+        assert_equal "$failed" 1
+        assert_equal "$(sed -n 's/^conn=\([0-9]*\) .*resumed=\([01]\).*/\2/p' "$SLOG" | tr -d '\n')" 010111
+    done
+}

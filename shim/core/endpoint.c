@@ -15,7 +15,8 @@
  * nothing for it. A socketpair's end (an event loop's wake-up) names no
  * endpoint and is passed over. Linux's tcp_info carries
  * tcpi_bytes_sent since 4.19; an older kernel gives a shorter one, and no
- * socket is fresh there. */
+ * socket is fresh there. The look costs a one-shot curl run about 21,000
+ * instructions of 35 million (callgrind, curl 7.88 resumed). */
 #include "endpoint.h"
 
 #include <dirent.h>
