@@ -72,7 +72,8 @@ TESTBIN := \
     tests/bin/serialclient \
     tests/bin/fakever.so \
     tests/bin/vtimecheck \
-    tests/bin/localnettle
+    tests/bin/localnettle \
+    tests/bin/nodelayclient
 
 all: libresumeshim.so build/resumeshim scripts/resumeshim
 
@@ -176,7 +177,7 @@ tests/bin/gnutlsclient tests/bin/verifyedge tests/bin/gnutrust: tests/bin/%: tes
 tests/bin/localnettle: tests/localnettle.c | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -ldl
 
-tests/bin/dualclient tests/bin/verifyedge tests/bin/srpclient: tests/connect.h
+tests/bin/dualclient tests/bin/verifyedge tests/bin/srpclient tests/bin/nodelayclient: tests/connect.h
 
 # The libraries' word on their release, made up (tests/versions.bats).
 tests/bin/fakever.so: tests/fakever.c tests/fakever.map | tests/bin

@@ -670,4 +670,121 @@ make_short_root() {
     run "$ROOT/tests/bin/vtimecheck"
     assert_success
     assert_output --regexp "^compared=[0-9]{6,} differed=0$"
+# make_leaf NAME HOST: $D/NAME.pem and $D/NAME.key, a new key certified by
+# the test CA for HOST alone.
+make_leaf() {
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$2" \
+        -keyout "$D/$1.key" -out "$D/$1.csr" 2>/dev/null
+    printf 'subjectAltName=DNS:%s\n' "$2" > "$D/$1.ext"
+    openssl x509 -req -in "$D/$1.csr" -CA "$D/ca.pem" -CAkey "$D/ca.key" -CAcreateserial \
+        -days 2 -extfile "$D/$1.ext" -out "$D/$1.pem" 2>/dev/null
+}
+# The pin curl takes for the key certified in PEM file $1.
+pin_of() {
+    echo "sha256//$(openssl x509 -in "$1" -pubkey -noout | openssl pkey -pubin -outform der |
+        openssl dgst -sha256 -binary | base64)"
+}
+# stop_last_server: the server started last stops, and its port is free.
+stop_last_server() {
+    local pid
+    pid=$(tail -1 "$BATS_TEST_TMPDIR/pids")
+    kill "$pid"
+    while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+}
+
+@test "curl pinning the new key of a server whose certificate was renewed while its tickets live: one run fails at most" {
+    make_leaf renewed localhost
+    start_psk --tls13 --ticket-keys renewal
+    local port=$PORT i failed=0
+    for i in 1 2 3; do
+        run "$RS" curl -sS --tlsv1.3 --cacert "$CA" "https://localhost:$port/"
+        assert_success
+    done
+    assert_equal "$(connections) $(resumed)" "3 2"
+    stop_last_server
+    CERT="$D/renewed.pem" KEY="$D/renewed.key" start_psk --tls13 --ticket-keys renewal --port "$port"
+    run curl -sS --tlsv1.3 --cacert "$CA" --pinnedpubkey "$(pin_of "$D/renewed.pem")" \
+        "https://localhost:$port/"
+    assert_success
+    : > "$SLOG"
+    for i in 1 2 3 4 5; do
+        run "$RS" curl -sS --tlsv1.3 --cacert "$CA" --pinnedpubkey "$(pin_of "$D/renewed.pem")" \
+            "https://localhost:$port/"
+        [ "$status" -eq 0 ] || failed=$((failed + 1))
+    done
+    # The first run resumed a session of the old certificate and failed;
+    # the second was a full handshake; the rest resumed its sessions.
+    assert_equal "$failed" 1
+    assert_equal "$(sed -n 's/^conn=\([0-9]*\) .*resumed=\([01]\).*/\2/p' "$SLOG" | tr -d '\n')" 10111
+}
+
+# curl moves its bytes through a BIO of its own, under which OpenSSL sees
+# no socket: its sessions still go by the port they were earned on.
+@test "curl: a session earned on one port of a name is never offered to another port, though its server would take it" {
+    make_leaf elsewhere other.test
+    start_psk --tls13 --ticket-keys shared
+    local first=$PORT first_log=$SLOG i
+    CERT="$D/elsewhere.pem" KEY="$D/elsewhere.key" start_psk --tls13 --ticket-keys shared
+    for i in 1 2; do
+        run "$RS" curl -sS --tlsv1.3 --cacert "$CA" "https://localhost:$first/"
+        assert_success
+    done
+    assert_equal "$(SLOG=$first_log resumed)" 1
+    run curl -sS --tlsv1.3 --cacert "$CA" "https://localhost:$PORT/"
+    assert_equal "$status" 60
+    run "$RS" curl -sS --tlsv1.3 --cacert "$CA" "https://localhost:$PORT/"
+    assert_equal "$status" 60
+    # The second server was offered nothing.
+    assert_equal "$(offers) $(resumed)" "0 0"
+    # The first still resumes.
+    run "$RS" curl -sS --tlsv1.3 --cacert "$CA" "https://localhost:$first/"
+    assert_success
+    assert_equal "$(SLOG=$first_log resumed)" 2
+}
+
+# A pinning Python program checks the server's key after the handshake and
+# closes the socket unused: the SSL is freed, never shut down.
+@test "Python pinning the new key of a renewed server, TLS 1.3 and 1.2: one run fails at most" {
+    make_leaf renewed localhost
+    cat > "$BATS_TEST_TMPDIR/pin.py" <<'PY'
+import hashlib, socket, ssl, sys
+port, ca, pin, v = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+ctx = ssl.create_default_context(cafile=ca)
+ctx.maximum_version = ssl.TLSVersion.TLSv1_2 if v == "1.2" else ssl.TLSVersion.TLSv1_3
+s = ctx.wrap_socket(socket.create_connection(("localhost", port)), server_hostname="localhost")
+if hashlib.sha256(s.getpeercert(True)).hexdigest() != pin:
+    s.close()
+    sys.exit("pin mismatch")
+s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+print(s.recv(100).split(b"\r\n")[0].decode())
+PY
+    local v port i failed
+    local pin
+    pin=$(openssl x509 -in "$D/renewed.pem" -outform der | openssl dgst -sha256 -r | cut -d' ' -f1)
+    for v in 1.3 1.2; do
+        rm -rf "$STORE"
+        start_psk --tls${v/./} --ticket-keys "renewal$v"
+        port=$PORT
+        for i in 1 2 3; do
+            run shimmed "$PY" -c "import socket, ssl, sys
+ctx = ssl.create_default_context(cafile='$CA')
+ctx.maximum_version = ssl.TLSVersion.TLSv1_2 if '$v' == '1.2' else ssl.TLSVersion.TLSv1_3
+s = ctx.wrap_socket(socket.create_connection(('localhost', $port)), server_hostname='localhost')
+s.sendall(b'GET / HTTP/1.0\r\n\r\n'); s.recv(100)"
+            assert_success
+        done
+        assert_equal "$(connections) $(resumed)" "3 2"
+        stop_last_server
+        CERT="$D/renewed.pem" KEY="$D/renewed.key" start_psk --tls${v/./} --ticket-keys "renewal$v" \
+            --port "$port"
+        run "$PY" "$BATS_TEST_TMPDIR/pin.py" "$port" "$CA" "$pin" "$v"
+        assert_output "HTTP/1.0 200 OK"
+        failed=0
+        for i in 1 2 3 4 5; do
+            run shimmed "$PY" "$BATS_TEST_TMPDIR/pin.py" "$port" "$CA" "$pin" "$v"
+            [ "$status" -eq 0 ] || failed=$((failed + 1))
+        done
+        assert_equal "$failed" 1
+        assert_equal "$(sed -n 's/^conn=\([0-9]*\) .*resumed=\([01]\).*/\2/p' "$SLOG" | tr -d '\n')" 010111
+    done
 }

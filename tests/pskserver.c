@@ -17,6 +17,8 @@
  * it sends) and logs its subject's common name (client=CN). --srp
  * USER:PASS takes TLS 1.2 SRP key exchanges of that one user and password
  * and logs the user the session stands for (srp=NAME).
+ * --ticket-keys SEED encrypts tickets with keys made from SEED: servers
+ * given one SEED take each other's tickets, across restarts too.
  * Single-threaded; listens on 127.0.0.1 only.
  */
 /* SRP's functions are deprecated from 3.0 on, and still there. */
@@ -48,6 +50,7 @@ struct offered {
 };
 
 static unsigned char tk_name[16], tk_aes[32], tk_hmac[32];
+static const char *ticket_seed;
 
 static void add_identity(struct offered *o, const char *prefix,
                          const unsigned char *data, size_t len)
@@ -168,7 +171,7 @@ static void usage(void)
             "  [--log FILE] [--tls12|--tls13] [--tickets N] [--no-resume|--refuse]\n"
             "  [--lifetime N] [--big-tickets N] [--max N] [--ctx-per-conn]\n"
             "  [--verify] [--no-sid] [--no-ems] [--libctx] [--staple FILE]\n"
-            "  [--psk HEXKEY] [--client-ca FILE]\n");
+            "  [--psk HEXKEY] [--client-ca FILE] [--ticket-keys SEED]\n");
     exit(2);
 }
 
@@ -364,6 +367,17 @@ static SSL_CTX *make_ctx(void)
         SSL_CTX_set_num_tickets(ctx, (size_t)tickets);
     if (lifetime >= 0)
         SSL_CTX_set_timeout(ctx, lifetime);
+    if (ticket_seed) {
+        /* name, HMAC key and AES key: 16 + 32 + 32 bytes */
+        unsigned char keys[96];
+        if (!EVP_Digest(ticket_seed, strlen(ticket_seed), keys, NULL, EVP_sha512(), NULL)
+            || !EVP_Digest(keys, 64, keys + 64, NULL, EVP_sha256(), NULL)
+            || SSL_CTX_set_tlsext_ticket_keys(ctx, keys, 80) != 1) {
+            ERR_print_errors_fp(stderr);
+            SSL_CTX_free(ctx);
+            return NULL;
+        }
+    }
     if (appdata_len > 0)
         SSL_CTX_set_session_ticket_cb(ctx, ticket_gen_cb, ticket_dec_cb, NULL);
     if (no_resume) {
@@ -402,6 +416,7 @@ int main(int argc, char **argv)
             srp_pass = strchr(srp_user, ':');
             *srp_pass++ = '\0';
         }
+        else if (!strcmp(a, "--ticket-keys") && v) ticket_seed = v;
         else if (!strcmp(a, "--psk") && v) {
             size_t n;
             if (!OPENSSL_hexstr2buf_ex(psk_key, sizeof psk_key, &n, v, '\0'))

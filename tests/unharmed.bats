@@ -134,4 +134,16 @@ system 5"
     run env LD_PRELOAD="$PRELOAD" "$ROOT/tests/bin/localnettle"
     assert_success
     assert_output "good=1 bad=0"
+# The shim keeps Nagle from holding the first write of a resumed TLS 1.2
+# handshake; whatever TCP_NODELAY the program set, during the handshake or
+# before, is what it reads back.
+@test "a client that turns TCP_NODELAY on during each TLS 1.2 handshake finds it on after a resumed one" {
+    start_psk --tls12
+    run with_shim "$ROOT/tests/bin/nodelayclient" "$PORT" 4
+    assert_success
+    assert_output "resumed=0 nodelay=1
+resumed=1 nodelay=1
+resumed=1 nodelay=1
+resumed=1 nodelay=1"
+    assert_equal "$(connections) $(resumed)" "4 3"
 }

@@ -54,7 +54,9 @@ void key_put_str(struct key *k, char tag, const char *s)
         key_put(k, tag, s, strlen(s));
 }
 
-/* A memory BIO (Python's asyncio) has no socket: the name alone then. */
+/* A session is offered where it was earned only: to the same name and
+ * port, or without a name to the same address. A connection whose socket
+ * is not known exactly has no key. */
 void key_put_peer(struct key *k, const char *sni, int fd, bool listed)
 {
     struct sockaddr_storage ss;
@@ -83,12 +85,12 @@ void key_put_peer(struct key *k, const char *sni, int fd, bool listed)
         alen = max > 0 && un->sun_path[0] != '\0' ? strnlen(un->sun_path, max) : max;
         addr = alen > 0 ? un->sun_path : NULL;
     }
-    if (sni != NULL)
-        key_put_str(k, 'n', sni);
-    else if (addr != NULL)
-        key_put(k, 'a', addr, alen);
-    else
+    if (addr == NULL)
         k->len = 0;
+    else if (sni != NULL)
+        key_put_str(k, 'n', sni);
+    else
+        key_put(k, 'a', addr, alen);
     key_put_num(k, 'p', port);
     /* The name the store lists the server under, once salted and hashed;
      * without a store, nothing reads it (its formatting cost 2,700

@@ -46,8 +46,8 @@ static inline void key_fail(struct key *k)
     k->len = 0;
 }
 /* Where the connection goes: the server name it asks for and the port,
- * or without a name the peer's address (of socket fd; -1: none, and then
- * no key without a name). listed: fill k->server for the store's listing. */
+ * or without a name the peer's address, of socket fd (-1, or no socket
+ * with a peer: no key). listed: fill k->server for the store's listing. */
 void key_put_peer(struct key *k, const char *sni, int fd, bool listed);
 /* Done: the hash the pool's table looks the key up by. */
 void key_end(struct key *k);

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "cred.h"
+#include "endpoint.h"
 #include "log.h"
 #include "psk.h"
 #include "session.h"
@@ -117,7 +118,7 @@ void gverdict_key(gnutls_session_t s, const struct gsettings *set, bool listed, 
     int in = -1, out = -1;
     if (!set->own_transport)
         G(gnutls_transport_get_int2)(s, &in, &out);
-    key_put_peer(k, sni, out, listed);
+    key_put_peer(k, sni, out >= 0 ? out : endpoint_fresh_socket(), listed);
     if (k->len == 0)
         LOG(LOG_DEBUG, "no resumption: neither a server name nor a socket to tell the server by");
     key_put_num(k, 'i', set->flags);

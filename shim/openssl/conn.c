@@ -5,12 +5,9 @@
  * before the application had a chance to reject the peer (curl checks the
  * host name itself, after the handshake), and a connection that is refused
  * or fails must leave nothing behind. */
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #include "appsess.h"
 #include "conn.h"
@@ -24,12 +21,14 @@
 #include "session.h"
 #include "settings.h"
 #include "store.h"
+#include "tcp.h"
 #include "verdict.h"
 
 struct conn {
     struct key key;
     SSL_SESSION *offered;   /* our reference to what we set, until done */
     bool offered_kept;      /* from done on: the shim offered what resumed */
+    bool resumed;           /* ...and it resumed: the program may abandon it */
     struct chain offered_chain;
     struct chain chain;     /* the verified peer chain, from done on */
     STACK_OF(X509) *verified_chain; /* the judge's (SSL_get0_verified_chain) */
@@ -43,7 +42,7 @@ struct conn {
     bool cert_asked;        /* a certificate callback ran (certcb.c) */
     bool pending;           /* ...or a verify callback suspended the judgment */
     int refusal;            /* the reason pushed for it (SSL_R_...) */
-    int nodelay_fd;         /* socket we switched TCP_NODELAY on, or -1 */
+    bool push;              /* a resumed TLS 1.2 handshake's first write waits (tcp.c) */
     unsigned n_held;
     struct pooled *held;    /* pool_size slots, allocated on demand */
     struct pooled latest;   /* the newest TLS 1.3 ticket, see conn_session */
@@ -120,8 +119,26 @@ static void set_verified_chain(struct conn *c, STACK_OF(X509) *chain)
     c->verified_chain = chain;
 }
 
+/* A program that gives up a connection the shim resumed before any
+ * application data moved (it shuts it down, clears or frees it and never
+ * read or wrote any) refuses what the session stood for, as a failed
+ * handshake would: curl --pinnedpubkey, pinning the key of a renewed
+ * certificate, checks the key once SSL_connect has returned and then calls
+ * SSL_shutdown (seen in gdb with curl 7.88.1; 8.14.1 in tests/judge.bats),
+ * and every session of the old certificate led to one failed run. The
+ * server's sessions go at once, in the pool and in the store. */
+static void notice_abandoned(struct conn *c)
+{
+    if (c->resumed && !c->used && !c->refused) {
+        LOG(LOG_DEBUG, "a resumed connection abandoned before any data moved");
+        pool_refuse(&c->key);
+    }
+    c->resumed = false;
+}
+
 static void release(struct conn *c)
 {
+    notice_abandoned(c);
     drop_latest(c);
     for (unsigned i = 0; i < c->n_held; i++)
         pooled_free(&c->held[i]);
@@ -185,7 +202,6 @@ static void reset(struct conn *c)
     c->key.len = 0;
     c->key.server[0] = '\0';
     memset((char *)c + offsetof(struct key, hash), 0, sizeof *c - offsetof(struct key, hash));
-    c->nodelay_fd = -1;
 }
 
 static struct conn *new_conn(void)
@@ -226,28 +242,6 @@ static struct conn *get_or_create(SSL *s)
     return c;
 }
 
-/* A resumed TLS 1.2 handshake ends with the client's Finished; a request
- * written right after it waits for the server's delayed ACK when Nagle's
- * algorithm is on (measured: 392 -> 23 connections/s). Resumption must not
- * make a program slower, so Nagle is off until the first write, then the
- * program's setting is restored. */
-static void nodelay_on(struct conn *c, SSL *s)
-{
-    int fd = R(SSL_get_wfd)(s), on = 0, one = 1;
-    socklen_t len = sizeof on;
-    if (fd >= 0 && getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, &len) == 0 && !on &&
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0)
-        c->nodelay_fd = fd;
-}
-
-static void nodelay_restore(struct conn *c)
-{
-    int zero = 0;
-    if (c->nodelay_fd >= 0)
-        setsockopt(c->nodelay_fd, IPPROTO_TCP, TCP_NODELAY, &zero, sizeof zero);
-    c->nodelay_fd = -1;
-}
-
 static void offer(struct conn *c, SSL *s)
 {
     /* SSL_set_session would put another method on a connection whose
@@ -274,8 +268,7 @@ static void offer(struct conn *c, SSL *s)
     c->offered_born = p.born;
     stat_add(ST_OFFERED);
     LOG(LOG_DEBUG, "offered a TLS %s session", session_is_tls13(give) ? "1.3" : "1.2");
-    if (!session_is_tls13(give))
-        nodelay_on(c, s);
+    c->push = !session_is_tls13(give);
 }
 
 /* SSL_set_connect_state puts a finished connection back before its
@@ -483,9 +476,10 @@ static void handshake_done(struct conn *c, SSL *s)
     c->done = true;
     bool reused = R(SSL_session_reused)(s);
     c->offered_kept = c->offered != NULL;
+    c->resumed = reused && c->offered_kept;
     struct chain staple = c->key.staple ? kept_staple(c, s, reused) : (struct chain){0};
     if (!reused)
-        nodelay_restore(c); /* a full TLS 1.2 handshake ends with the server */
+        c->push = false; /* a full TLS 1.2 handshake ends with the server */
     stat_add(reused ? ST_RESUMED : ST_FULL);
     if (c->offered != NULL)
         pool_verdict(&c->key, reused);
@@ -557,8 +551,10 @@ bool conn_after(SSL *s, int ret, enum io io)
      * the peer. Data read or written is. */
     if (ret <= 0 || !c->done || io == IO_HANDSHAKE)
         return false;
-    if (io == IO_WRITE)
-        nodelay_restore(c);
+    if (io == IO_WRITE && c->push) {
+        tcp_push(R(SSL_get_wfd)(s));
+        c->push = false;
+    }
     if (!c->used) {
         c->used = true;
         if (c->verified)
@@ -568,7 +564,7 @@ bool conn_after(SSL *s, int ret, enum io io)
         else
             reserve_latest(c);
     }
-    if (c->nodelay_fd < 0) {
+    if (!c->push) {
         conn_quiet = s;
         conn_quiet_epoch = __atomic_load_n(&conn_epoch, __ATOMIC_ACQUIRE);
     }
@@ -657,6 +653,7 @@ void conn_shutdown(SSL *s)
     struct conn *c = get(s);
     if (c == NULL || !c->started || c->shut || !(R(SSL_get_shutdown)(s) & SSL_SENT_SHUTDOWN))
         return;
+    notice_abandoned(c);
     c->shut = true;
     /* One not earned yet waits for the connection's first use, or goes
      * when it is freed. */
@@ -694,7 +691,6 @@ void conn_cleared(SSL *s)
         drop_latest(c);
     settle_latest(c);
     release(c);
-    nodelay_restore(c);
     reset(c);
 }
 

@@ -26,8 +26,8 @@ void conn_status_before(SSL *s);
 void conn_status_after(SSL *s, int verdict);
 /* A session the server sent; app_kept: the application's callback kept it. */
 void conn_session(SSL *s, SSL_SESSION *sess, bool app_kept);
-/* A connection whose handshake is done and used and whose TCP_NODELAY is
- * the program's again needs nothing from the handshake, read and write
+/* A connection whose handshake is done and used and whose first write was
+ * pushed (tcp.c) needs nothing from the handshake, read and write
  * hooks until it is cleared or freed: the thread that last saw one keeps
  * it, with the epoch then, which every clear and free of a followed
  * connection changes (an address may be reused by a new SSL). A

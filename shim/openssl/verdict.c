@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ctx.h"
+#include "endpoint.h"
 #include "identity.h"
 #include "log.h"
 #include "ocsp.h"
@@ -149,7 +150,12 @@ void verdict_key(SSL *s, const struct recorded *conn, const struct ctx_parts *pa
     const struct recorded *ctx_rec = parts->rec;
     const struct algs *algs = parts->algs;
     key_begin(k, &ossl_ops, KEY_OPENSSL_CLIENT);
-    key_put_peer(k, R(SSL_get_servername)(s, TLSEXT_NAMETYPE_host_name), R(SSL_get_fd)(s), listed);
+    /* SSL_get_fd finds a descriptor BIO anywhere in the read BIO's chain
+     * (BIO_find_type, ssl/ssl_lib.c of 3.0 and 3.5); a BIO of the
+     * program's own hides it (endpoint.c). */
+    int fd = R(SSL_get_fd)(s);
+    key_put_peer(k, R(SSL_get_servername)(s, TLSEXT_NAMETYPE_host_name),
+                 fd >= 0 ? fd : endpoint_fresh_socket(), listed);
     key_put_num(k, 'v', (uint64_t)R(SSL_version)(s));
     key_put_num(k, '<', (uint64_t)R(SSL_ctrl)(s, SSL_CTRL_GET_MIN_PROTO_VERSION, 0, NULL));
     key_put_num(k, '>', (uint64_t)R(SSL_ctrl)(s, SSL_CTRL_GET_MAX_PROTO_VERSION, 0, NULL));

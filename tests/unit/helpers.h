@@ -2,6 +2,7 @@
 #ifndef RESUMESHIM_UNIT_HELPERS_H
 #define RESUMESHIM_UNIT_HELPERS_H
 
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -22,12 +23,15 @@ static inline void core_setup(int pool_size, long max_hosts, const char *store)
     pool_init(&cfg);
 }
 
-/* A client key for a server name, as the backend would build it. */
+/* A client key for a server name on port 443, as the backend would build
+ * it (key_put_peer, for a socket connected there). */
 static inline void make_key(struct key *k, enum key_kind kind, const char *name)
 {
     key_begin(k, &fake_ops, kind);
     key_put_str(k, 'v', "verify-settings");
-    key_put_peer(k, name, -1, true);
+    key_put_str(k, 'n', name);
+    key_put_num(k, 'p', 443);
+    snprintf(k->server, sizeof k->server, "%s:443", name);
     key_end(k);
 }
 

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "endpoint.h"
 #include "fork.h"
 #include "helpers.h"
 #include "record.h"
@@ -141,7 +142,9 @@ TEST(key_too_large_fails)
     CHECK(k.len == 0);
 }
 
-TEST(key_peer_without_name_or_socket_fails)
+/* No socket found: no key, with a server name too (a session earned on
+ * one port of a name must not go to another). */
+TEST(key_peer_without_socket_fails)
 {
     static struct key k;
     key_begin(&k, &fake_ops, KEY_OPENSSL_CLIENT);
@@ -149,10 +152,7 @@ TEST(key_peer_without_name_or_socket_fails)
     CHECK(k.len == 0);
     key_begin(&k, &fake_ops, KEY_OPENSSL_CLIENT);
     key_put_peer(&k, "a.test", -1, true);
-    CHECK(k.len > 0 && strcmp(k.server, "a.test:0") == 0);
-    key_begin(&k, &fake_ops, KEY_OPENSSL_CLIENT);
-    key_put_peer(&k, "a.test", -1, false);
-    CHECK(k.len > 0 && k.server[0] == '\0');
+    CHECK(k.len == 0);
 }
 
 /* A connected TCP socket on 127.0.0.1: its listener's port. */
@@ -298,6 +298,38 @@ TEST(fork_handlers_run_as_a_stack)
     for (int i = 3; i < FORK_ROOMS; i++)
         CHECK(fork_register(nothing, nothing, nothing));
     CHECK(!fork_register(nothing, nothing, nothing));
+}
+
+/* A connection whose program hides its socket goes by the
+ * process's only connected socket while that one has carried nothing; one
+ * that has, or a second connected one, leaves it without a key. */
+TEST(key_peer_found_when_hidden)
+{
+    static struct key k;
+    int lfd, lfd2;
+    unsigned port, port2;
+    char want[64];
+    int fd = tcp_pair(&lfd, &port);
+    CHECK(fd >= 0);
+    key_begin(&k, &fake_ops, KEY_OPENSSL_CLIENT);
+    key_put_peer(&k, "a.test", endpoint_fresh_socket(), true);
+    snprintf(want, sizeof want, "a.test:%u", port);
+    CHECK(k.len > 0 && strcmp(k.server, want) == 0);
+    int fd2 = tcp_pair(&lfd2, &port2);
+    CHECK(fd2 >= 0);
+    CHECK(endpoint_fresh_socket() == -1);
+    key_begin(&k, &fake_ops, KEY_OPENSSL_CLIENT);
+    key_put_peer(&k, "a.test", endpoint_fresh_socket(), true);
+    CHECK(k.len == 0);
+    close(fd2);
+    close(lfd2);
+    CHECK(write(fd, "x", 1) == 1);
+    CHECK(endpoint_fresh_socket() == -1);
+    key_begin(&k, &fake_ops, KEY_OPENSSL_CLIENT);
+    key_put_peer(&k, "a.test", endpoint_fresh_socket(), true);
+    CHECK(k.len == 0);
+    close(fd);
+    close(lfd);
 }
 
 /* A socketpair's peer has no address at all: without a server name there

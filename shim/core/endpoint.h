@@ -1,0 +1,11 @@
+/* endpoint: the socket under a connection whose program moves its bytes
+ * itself (a BIO or transport functions of its own). */
+#ifndef RESUMESHIM_ENDPOINT_H
+#define RESUMESHIM_ENDPOINT_H
+
+/* The process's only connected stream socket, when it is a TCP socket
+ * that has sent and received nothing yet: the one a handshake about to
+ * begin must be carried by. -1 when there is none, or any doubt. */
+int endpoint_fresh_socket(void);
+
+#endif
