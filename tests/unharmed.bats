@@ -134,6 +134,8 @@ system 5"
     run env LD_PRELOAD="$PRELOAD" "$ROOT/tests/bin/localnettle"
     assert_success
     assert_output "good=1 bad=0"
+}
+
 # The shim keeps Nagle from holding the first write of a resumed TLS 1.2
 # handshake; whatever TCP_NODELAY the program set, during the handshake or
 # before, is what it reads back.

@@ -11,15 +11,34 @@
  * TCP_NODELAY on has nothing held; it is left alone. */
 #include "tcp.h"
 
+#include <errno.h>
+#include <stdbool.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include "log.h"
+
+/* An IPv4 or IPv6 TCP socket: the only kind Nagle's algorithm holds
+ * segments on, and the only kind whose option is the shim's business. */
+static bool is_tcp(int fd)
+{
+    int v = 0;
+    socklen_t len = sizeof v;
+    if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &v, &len) != 0 || v != IPPROTO_TCP)
+        return false;
+    len = sizeof v;
+    return getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &len) == 0 &&
+           (v == AF_INET || v == AF_INET6);
+}
+
 void tcp_push(int fd)
 {
-    int on = 1, one = 1, zero = 0;
+    int on = 1, one = 1, zero = 0, saved = errno;
     socklen_t len = sizeof on;
-    if (fd >= 0 && getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, &len) == 0 && !on &&
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0)
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &zero, sizeof zero);
+    if (fd >= 0 && is_tcp(fd) && getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, &len) == 0 &&
+        !on && setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0 &&
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &zero, sizeof zero) != 0)
+        LOG(LOG_INFO, "TCP_NODELAY could not be turned off again after a push");
+    errno = saved;
 }

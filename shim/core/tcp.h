@@ -2,8 +2,9 @@
 #ifndef RESUMESHIM_TCP_H
 #define RESUMESHIM_TCP_H
 
-/* Sends what Nagle's algorithm holds on socket fd now, and leaves
- * TCP_NODELAY as it found it. */
+/* Sends what Nagle's algorithm holds on socket fd now, if it is a TCP
+ * socket whose TCP_NODELAY is off, and leaves the option, and errno, as it
+ * found them. */
 void tcp_push(int fd);
 
 #endif

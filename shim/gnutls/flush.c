@@ -35,25 +35,9 @@
  * without the shim, 2 with it, its 2 resumed ones; the same after a TLS 1.3
  * handshake to a server that sends no ticket). Pushed once the write is
  * queued, it leaves at once. */
-#include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
-
 #include "flush.h"
-#include "log.h"
+#include "tcp.h"
 #include "verified.h"
-
-static bool is_tcp(int fd)
-{
-    int v = 0;
-    socklen_t len = sizeof v;
-    if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &v, &len) != 0 || v != IPPROTO_TCP)
-        return false;
-    len = sizeof v;
-    return getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &len) == 0 &&
-           (v == AF_INET || v == AF_INET6);
-}
 
 /* What the kernel holds of the session's socket leaves now. */
 static void push(gnutls_session_t s, bool own_transport)
@@ -61,14 +45,9 @@ static void push(gnutls_session_t s, bool own_transport)
     if (own_transport || !feature_on(FEATURE_GNUTLS_FLUSH) ||
         G(gnutls_certificate_client_get_request_status)(s) != 0)
         return;
-    int in = -1, out = -1, on = 0, one = 1, zero = 0, saved = errno;
-    socklen_t len = sizeof on;
+    int in = -1, out = -1;
     G(gnutls_transport_get_int2)(s, &in, &out);
-    if (out >= 0 && is_tcp(out) && getsockopt(out, IPPROTO_TCP, TCP_NODELAY, &on, &len) == 0 &&
-        !on && setsockopt(out, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0 &&
-        setsockopt(out, IPPROTO_TCP, TCP_NODELAY, &zero, sizeof zero) != 0)
-        LOG(LOG_INFO, "TCP_NODELAY could not be turned off again after a flush");
-    errno = saved;
+    tcp_push(out);
 }
 
 void gflush_handshake(gnutls_session_t s, bool own_transport)
