@@ -73,7 +73,8 @@ TESTBIN := \
     tests/bin/fakever.so \
     tests/bin/vtimecheck \
     tests/bin/localnettle \
-    tests/bin/nodelayclient
+    tests/bin/nodelayclient \
+    tests/bin/corkclient
 
 all: libresumeshim.so build/resumeshim scripts/resumeshim
 
@@ -170,7 +171,7 @@ tests/bin/%: tests/%.c | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lssl -lcrypto -lpthread
 
 # The GnuTLS test client: a program of the second backend.
-tests/bin/gnutlsclient tests/bin/verifyedge tests/bin/gnutrust: tests/bin/%: tests/%.c | tests/bin
+tests/bin/gnutlsclient tests/bin/verifyedge tests/bin/gnutrust tests/bin/corkclient: tests/bin/%: tests/%.c | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lgnutls -lpthread
 
 # Nettle loaded into a local scope: dlopen only, no link to it.

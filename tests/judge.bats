@@ -670,6 +670,8 @@ make_short_root() {
     run "$ROOT/tests/bin/vtimecheck"
     assert_success
     assert_output --regexp "^compared=[0-9]{6,} differed=0$"
+}
+
 # make_leaf NAME HOST: $D/NAME.pem and $D/NAME.key, a new key certified by
 # the test CA for HOST alone.
 make_leaf() {

@@ -8,7 +8,9 @@
  * write: Linux sends the queued segments as TCP_NODELAY goes on
  * (__tcp_sock_set_nodelay calls tcp_push_pending_frames, net/ipv4/tcp.c),
  * and switching it off keeps nothing else. A socket the program set
- * TCP_NODELAY on has nothing held; it is left alone. */
+ * TCP_NODELAY on has nothing held; it is left alone. So is a corked one
+ * (TCP_CORK): the program holds its data on purpose, and TCP_NODELAY going
+ * on would send it anyway (tcp(7)). */
 #include "tcp.h"
 
 #include <errno.h>
@@ -32,12 +34,18 @@ static bool is_tcp(int fd)
            (v == AF_INET || v == AF_INET6);
 }
 
+static bool option_off(int fd, int name)
+{
+    int on = 1;
+    socklen_t len = sizeof on;
+    return getsockopt(fd, IPPROTO_TCP, name, &on, &len) == 0 && !on;
+}
+
 void tcp_push(int fd)
 {
-    int on = 1, one = 1, zero = 0, saved = errno;
-    socklen_t len = sizeof on;
-    if (fd >= 0 && is_tcp(fd) && getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, &len) == 0 &&
-        !on && setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0 &&
+    int one = 1, zero = 0, saved = errno;
+    if (fd >= 0 && is_tcp(fd) && option_off(fd, TCP_NODELAY) && option_off(fd, TCP_CORK) &&
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0 &&
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &zero, sizeof zero) != 0)
         LOG(LOG_INFO, "TCP_NODELAY could not be turned off again after a push");
     errno = saved;
