@@ -4,10 +4,19 @@
  * preloaded; else none) checks a signature made with the local one. The
  * shim must find the real function there: a good signature verifies, a
  * corrupted one does not.
- * Prints "good=1 bad=0" (or "no global" without the shim); exit 0. */
+ * Prints "good=1 bad=0" (or "no global" without the shim); exit 0.
+ *
+ * usage: localnettle [LIB..] [--reload LIB..]: the libraries named first
+ * are loaded before Nettle (what a large program loaded for other
+ * things: the shim must not look among the first few objects only); with
+ * --reload, Nettle is then unloaded, the libraries after it loaded (the
+ * program goes on), Nettle loaded again and checked again, once more
+ * "good=1 bad=0" (the shim must not call the copy that went). */
+
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <nettle/ecc-curve.h>
 #include <nettle/ecdsa.h>
@@ -24,7 +33,7 @@ static void rnd(void *ctx, size_t n, uint8_t *dst)
         dst[i] = (uint8_t)(i * 131 + 7);
 }
 
-int main(void)
+static int check(void)
 {
     void *h = dlopen("libhogweed.so.6", RTLD_NOW | RTLD_LOCAL);
     if (h == NULL)
@@ -63,5 +72,29 @@ int main(void)
     __gmpz_add_ui_(sig.s, sig.s, 1);
     int bad = verify(&pub, sizeof digest, digest, &sig);
     printf("good=%d bad=%d\n", good, bad);
+    fflush(stdout);
+    dlclose(g);
+    dlclose(h);
     return 0;
+}
+
+static int load(char **names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (dlopen(names[i], RTLD_NOW | RTLD_LOCAL) == NULL)
+            return 2;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int reload = 1;
+    while (reload < argc && strcmp(argv[reload], "--reload") != 0)
+        reload++;
+    int r = load(argv + 1, reload - 1);
+    if (r == 0)
+        r = check();
+    if (r == 0 && reload < argc && (r = load(argv + reload + 1, argc - reload - 1)) == 0)
+        r = check();
+    return r;
 }

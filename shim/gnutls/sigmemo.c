@@ -26,6 +26,8 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <nettle/ecdsa.h>
@@ -41,8 +43,6 @@ typedef int ecdsa_verify_fn(const struct ecc_point *, size_t, const uint8_t *,
                             const struct dsa_signature *);
 typedef unsigned ecc_size_fn(const struct ecc_curve *);
 
-static ecdsa_verify_fn *real_verify;
-static ecc_size_fn *real_size;
 
 struct key {
     size_t len;
@@ -67,10 +67,10 @@ static bool put_mpz(struct key *k, const __mpz_struct *z)
     return put(k, &size, sizeof size) && put(k, z->_mp_d, limbs * sizeof(mp_limb_t));
 }
 
-static bool key_of(struct key *k, const struct ecc_point *pub, size_t length,
+static bool key_of(struct key *k, ecc_size_fn *size, const struct ecc_point *pub, size_t length,
                    const uint8_t *digest, const struct dsa_signature *sig)
 {
-    unsigned limbs = real_size(pub->ecc);
+    unsigned limbs = size(pub->ecc);
     k->len = 0;
     return put(k, "ecdsa", 5) && put(k, &pub->ecc, sizeof pub->ecc) &&
            put(k, &limbs, sizeof limbs) && put(k, pub->p, 2 * (size_t)limbs * sizeof(mp_limb_t)) &&
@@ -78,38 +78,46 @@ static bool key_of(struct key *k, const struct ecc_point *pub, size_t length,
            put_mpz(k, sig->s);
 }
 
-/* The objects loaded, by name (dl_iterate_phdr's callback only notes
- * them: it runs under the loader's lock, which dlopen takes too). */
+/* The objects loaded, by name, however many (dl_iterate_phdr's callback
+ * only notes them: it runs under the loader's lock, which dlopen takes
+ * too). */
 struct loaded {
-    unsigned n;
-    char names[32][256];
+    size_t n, cap;
+    char **names;
+    bool short_of_memory;
 };
 
 static int note(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
     struct loaded *l = arg;
-    if (info->dlpi_name != NULL && info->dlpi_name[0] != '\0' && l->n < 32 &&
-        strlen(info->dlpi_name) < sizeof l->names[0])
-        strcpy(l->names[l->n++], info->dlpi_name);
+    if (info->dlpi_name == NULL || info->dlpi_name[0] == '\0')
+        return 0;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 64;
+        char **names = realloc(l->names, cap * sizeof *names);
+        if (names == NULL)
+            return l->short_of_memory = true;
+        l->names = names, l->cap = cap;
+    }
+    if ((l->names[l->n] = strdup(info->dlpi_name)) == NULL)
+        return l->short_of_memory = true;
+    l->n++;
     return 0;
 }
 
 /* Nettle's own name: next after the shim, else in whichever object
  * defines it under HOGWEED_6 (a libhogweed loaded into a local scope, by
  * dlopen or as a module's private copy, whose callers the shim's
- * definition reaches all the same): a call never finds no Nettle. */
+ * definition reaches all the same), among all the objects loaded. */
 static void *nettle_real(const char *name, void *self)
 {
     void *p = dlvsym(RTLD_NEXT, name, "HOGWEED_6");
     if (p != NULL)
         return p;
-    static struct loaded l; /* 8 kB: off the stack; guarded by the loader */
-    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    pthread_mutex_lock(&lock);
-    l.n = 0;
+    struct loaded l = {0};
     dl_iterate_phdr(note, &l);
-    for (unsigned i = 0; i < l.n && p == NULL; i++) {
+    for (size_t i = 0; i < l.n && p == NULL; i++) {
         void *h = dlopen(l.names[i], RTLD_LAZY | RTLD_NOLOAD);
         if (h == NULL)
             continue;
@@ -118,21 +126,52 @@ static void *nettle_real(const char *name, void *self)
             p = NULL;
         dlclose(h);
     }
-    pthread_mutex_unlock(&lock);
+    for (size_t i = 0; i < l.n; i++)
+        free(l.names[i]);
+    free(l.names);
     return p;
 }
 
-static bool find_real(void)
+/* How many objects the process has unloaded so far (glibc's dlpi_subs,
+ * the same in every entry); ~0 where the loader does not say. */
+static int read_unloads(struct dl_phdr_info *info, size_t size, void *arg)
 {
-    ecdsa_verify_fn *v = __atomic_load_n(&real_verify, __ATOMIC_ACQUIRE);
-    if (v == NULL) {
-        ecc_size_fn *s = (ecc_size_fn *)nettle_real("nettle_ecc_size", NULL);
-        v = (ecdsa_verify_fn *)nettle_real("nettle_ecdsa_verify", (void *)nettle_ecdsa_verify);
-        __atomic_store_n(&real_size, s, __ATOMIC_RELEASE);
-        __atomic_store_n(&real_verify, v, __ATOMIC_RELEASE);
-    }
-    return v != NULL;
+    *(unsigned long long *)arg =
+        size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs
+            ? info->dlpi_subs
+            : ~0ULL;
+    return 1;
 }
+
+/* A function of Nettle's, found again whenever an object went since it
+ * was found: a Nettle in a plugin may be unloaded and loaded elsewhere,
+ * and a function kept from before would be code that is gone. */
+struct real {
+    const char *name;
+    void *self;
+    pthread_mutex_t lock;
+    void *fn;
+    unsigned long long unloads;
+};
+
+#define REAL(name_, self_) {.name = name_, .self = self_, .lock = PTHREAD_MUTEX_INITIALIZER}
+
+static void *real_of(struct real *r)
+{
+    unsigned long long unloads = ~0ULL;
+    dl_iterate_phdr(read_unloads, &unloads);
+    pthread_mutex_lock(&r->lock);
+    if (r->fn == NULL || r->unloads != unloads || unloads == ~0ULL) {
+        r->fn = nettle_real(r->name, r->self);
+        r->unloads = unloads;
+    }
+    void *fn = r->fn;
+    pthread_mutex_unlock(&r->lock);
+    return fn;
+}
+
+static struct real real_verify = REAL("nettle_ecdsa_verify", (void *)nettle_ecdsa_verify),
+                   real_size = REAL("nettle_ecc_size", NULL);
 
 static bool memo_on(void)
 {
@@ -142,14 +181,15 @@ static bool memo_on(void)
 EXPORT int nettle_ecdsa_verify(const struct ecc_point *pub, size_t length, const uint8_t *digest,
                                const struct dsa_signature *signature)
 {
-    if (!find_real())
+    ecdsa_verify_fn *verify = (ecdsa_verify_fn *)real_of(&real_verify);
+    if (verify == NULL)
         return 0; /* no Nettle behind the shim: nothing verified */
     struct key k;
-    bool memo = memo_on() && __atomic_load_n(&real_size, __ATOMIC_ACQUIRE) != NULL &&
-                key_of(&k, pub, length, digest, signature);
+    ecc_size_fn *size = memo_on() ? (ecc_size_fn *)real_of(&real_size) : NULL;
+    bool memo = size != NULL && key_of(&k, size, pub, length, digest, signature);
     if (memo && memo_known(k.b, k.len))
         return 1;
-    int r = real_verify(pub, length, digest, signature);
+    int r = verify(pub, length, digest, signature);
     if (memo && r == 1)
         memo_keep(k.b, k.len);
     return r;
@@ -170,22 +210,17 @@ static bool rsa_key_of(struct key *k, const char *tag, const struct rsa_public_k
 typedef int rsa_verify_fn(const struct rsa_public_key *, size_t, const uint8_t *,
                           const __mpz_struct *);
 
-/* The real function, found once (its slot); then the memo as for ECDSA.
+/* The real function (real_of); then the memo as for ECDSA.
  * dlen: the length of the data the function reads (PSS: the digest's,
  * fixed by the hash; PKCS #1: param, the DigestInfo's). */
-static int rsa_verify(rsa_verify_fn **slot, const char *name, void *self,
-                      const struct rsa_public_key *pub, size_t param, const uint8_t *data,
-                      size_t dlen, const __mpz_struct *sig)
+static int rsa_verify(struct real *real, const struct rsa_public_key *pub, size_t param,
+                      const uint8_t *data, size_t dlen, const __mpz_struct *sig)
 {
-    rsa_verify_fn *f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-    if (f == NULL) {
-        f = (rsa_verify_fn *)nettle_real(name, self);
-        if (f == NULL)
-            return 0; /* no Nettle behind the shim: nothing verified */
-        __atomic_store_n(slot, f, __ATOMIC_RELEASE);
-    }
+    rsa_verify_fn *f = (rsa_verify_fn *)real_of(real);
+    if (f == NULL)
+        return 0; /* no Nettle behind the shim: nothing verified */
     struct key k;
-    bool memo = memo_on() && rsa_key_of(&k, name, pub, param, data, dlen, sig);
+    bool memo = memo_on() && rsa_key_of(&k, real->name, pub, param, data, dlen, sig);
     if (memo && memo_known(k.b, k.len))
         return 1;
     int r = f(pub, param, data, sig);
@@ -198,8 +233,8 @@ static int rsa_verify(rsa_verify_fn **slot, const char *name, void *self,
     EXPORT int name(const struct rsa_public_key *key, size_t param, const uint8_t *data, \
                     const mpz_t signature)                                       \
     {                                                                            \
-        static rsa_verify_fn *real_;                                             \
-        return rsa_verify(&real_, #name, (void *)name, key, param, data, dlen, signature); \
+        static struct real real_ = REAL(#name, (void *)name);                    \
+        return rsa_verify(&real_, key, param, data, dlen, signature);            \
     }
 RSA_HOOK(nettle_rsa_pkcs1_verify, param)
 RSA_HOOK(nettle_rsa_pss_sha256_verify_digest, 32)
