@@ -666,10 +666,16 @@ make_short_root() {
     done
 }
 
-@test "the validity-time memo answers as libcrypto's X509_cmp_time, time by time" {
-    run "$ROOT/tests/bin/vtimecheck"
-    assert_success
-    assert_output --regexp "^compared=[0-9]{6,} differed=0$"
+@test "the validity-time memo answers as libcrypto's X509_cmp_time, time by time, in a zone with leap seconds too" {
+    local tz
+    # right/UTC: OpenSSL reads the moment through gmtime, which counts
+    # the zone's leap seconds (27 in 2026)
+    for tz in UTC right/UTC right/Europe/Berlin; do
+        [ -f "/usr/share/zoneinfo/$tz" ]
+        run env TZ="$tz" "$ROOT/tests/bin/vtimecheck"
+        assert_success
+        assert_output --regexp "^compared=[0-9]{6,} differed=0$"
+    done
 }
 
 # make_leaf NAME HOST: $D/NAME.pem and $D/NAME.key, a new key certified by

@@ -137,8 +137,15 @@ int vtime_cmp(const ASN1_TIME *ctm, time_t *cmp_time,
     int64_t secs;
     if (ctm == NULL || !value(ctm, &secs))
         return real(ctm, cmp_time);
-    int64_t moment = cmp_time != NULL ? (int64_t)*cmp_time : (int64_t)time(NULL);
-    if (moment < MOMENT_MIN || moment > MOMENT_MAX)
+    time_t t = cmp_time != NULL ? *cmp_time : time(NULL);
+    if ((int64_t)t < MOMENT_MIN || (int64_t)t > MOMENT_MAX)
         return real(ctm, cmp_time);
+    /* The moment's calendar as OpenSSL reads it (gmtime_r: a right/ zone's
+     * leap seconds shift it). */
+    struct tm tm;
+    if (gmtime_r(&t, &tm) == NULL || tm.tm_sec > 59)
+        return real(ctm, cmp_time);
+    int64_t moment = days_from_civil((int64_t)tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday) * 86400 +
+                     tm.tm_hour * 3600 + tm.tm_min * 60 + tm.tm_sec;
     return secs <= moment ? -1 : 1;
 }
