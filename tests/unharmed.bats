@@ -127,13 +127,25 @@ system 5"
     assert_equal "$(resumed)" 4
 }
 
-@test "Nettle in a local scope (a plugin's or a module's own copy): the shim's nettle_ecdsa_verify reaches it, a good signature verifies and a corrupted one does not" {
+@test "Nettle in a local scope (a plugin's or a module's own copy), after 40 libraries, and loaded again: the shim's nettle_ecdsa_verify reaches it, a good signature verifies and a corrupted one does not" {
     run "$ROOT/tests/bin/localnettle"
     assert_success
     assert_output "no global"
     run env LD_PRELOAD="$PRELOAD" "$ROOT/tests/bin/localnettle"
     assert_success
     assert_output "good=1 bad=0"
+    # after 40 other libraries (a large program's), and once more after
+    # Nettle was unloaded and loaded again elsewhere
+    local i pads=()
+    for i in $(seq 45); do
+        echo "int f$i(void) { return $i; }" | cc -shared -fPIC -o "$BATS_TEST_TMPDIR/pad$i.so" -x c -
+        pads+=("$BATS_TEST_TMPDIR/pad$i.so")
+    done
+    run env LD_PRELOAD="$PRELOAD" "$ROOT/tests/bin/localnettle" "${pads[@]:0:40}" \
+        --reload "${pads[@]:40}"
+    assert_success
+    assert_output "good=1 bad=0
+good=1 bad=0"
 }
 
 # The shim keeps Nagle from holding the first write of a resumed TLS 1.2
