@@ -148,6 +148,25 @@ system 5"
 good=1 bad=0"
 }
 
+@test "a plugin that brought GnuTLS (RTLD_GLOBAL), unloaded and loaded again elsewhere: its sessions work as without the shim" {
+    local d=$BATS_TEST_TMPDIR i pads=()
+    printf '#include <gnutls/gnutls.h>\nint check(void) { gnutls_session_t s; if (gnutls_init(&s, GNUTLS_CLIENT)) return 0; gnutls_deinit(s); return 10; }\n' |
+        cc -shared -fPIC -o "$d/plugin.so" -x c - -lgnutls
+    cc -std=c11 -O2 -Wall -Wextra -Werror -o "$d/pluginhost" "$ROOT/tests/pluginhost.c" -ldl
+    for i in $(seq 40); do
+        echo "int f$i(void) { return $i; }" | cc -shared -fPIC -o "$d/pad$i.so" -x c -
+        pads+=("$d/pad$i.so")
+    done
+    run env GLOBAL=1 "$d/pluginhost" "$d/plugin.so" --reload "${pads[@]}"
+    assert_success
+    assert_output "check=10
+check=10"
+    run env GLOBAL=1 LD_PRELOAD="$PRELOAD" "$d/pluginhost" "$d/plugin.so" --reload "${pads[@]}"
+    assert_success
+    assert_output "check=10
+check=10"
+}
+
 # The shim keeps Nagle from holding the first write of a resumed TLS 1.2
 # handshake; whatever TCP_NODELAY the program set, during the handshake or
 # before, is what it reads back.

@@ -3,6 +3,7 @@
  * scope, a handle from dlopen(RTLD_NOLOAD); the shim never loads GnuTLS
  * itself. */
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "real.h"
@@ -17,10 +18,28 @@
 
 bool greal_missing;
 
+/* The library the shim calls stays loaded: a program that loads GnuTLS
+ * with a plugin (RTLD_GLOBAL), unloads it and loads it again elsewhere
+ * would otherwise have the shim call code that is gone (the functions are
+ * found once). The local scope's handle below is never closed, to the
+ * same end. */
+static void pin(void *p)
+{
+    static bool pinned;
+    Dl_info info;
+    if (__atomic_load_n(&pinned, __ATOMIC_ACQUIRE) || dladdr(p, &info) == 0 ||
+        info.dli_fname == NULL)
+        return;
+    if (dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE) != NULL)
+        __atomic_store_n(&pinned, true, __ATOMIC_RELEASE);
+}
+
 static void *find(const char *name, const char *version)
 {
     void *p = dlvsym(RTLD_NEXT, name, version);
-    if (p == NULL) {
+    if (p != NULL)
+        pin(p);
+    else {
         void *h = dlopen("libgnutls.so.30", RTLD_LAZY | RTLD_NOLOAD);
         if (h != NULL)
             p = dlvsym(h, name, version);
