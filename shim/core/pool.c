@@ -362,6 +362,12 @@ void pool_put(const struct key *k, struct pooled p, unsigned gen)
         free(s.st);
         s.st = NULL;
     }
+    /* One the program serialized is its own in this process, and the
+     * store's at exit (pool_serialized). */
+    if (tls13 && s.st != NULL && gen == generation && owned_is_held(digest)) {
+        owned_reserve(digest, s.st);
+        s.st = NULL;
+    }
     bool wanted = gen == generation && !(tls13 && owned_is_disowned(digest));
     unsigned hv = 0;
     struct server *sv = wanted ? find(k, &hv) : NULL;
@@ -407,8 +413,10 @@ bool pool_write_through(const struct key *k, const struct pooled *p, unsigned ge
     d.n = 0;
     unsigned hv;
     pthread_mutex_lock(&lock);
-    struct server *sv = gen == generation && !flushed ? find(k, &hv) : NULL;
-    if (sv == NULL && gen == generation && !flushed)
+    bool mine = gen == generation && !flushed &&
+                !(p->ops->is_tls13(p->sess) && owned_is_disowned(p->ops->ticket_digest(p->sess)));
+    struct server *sv = mine ? find(k, &hv) : NULL;
+    if (sv == NULL && mine)
         sv = create(k, hv, &d);
     bool first = sv != NULL && !sv->written;
     if (first)
@@ -496,12 +504,39 @@ bool pool_withdraw(const struct key *k, struct pooled p, unsigned gen)
     return false;
 }
 
+/* Under the lock: a serialized ticket leaves a server's pool, its
+ * encoding (when it has one) reserved for the store at exit. */
+static void hold_from(struct server *sv, const struct tls_ops *ops, const void *sess,
+                      uint64_t digest, struct dropped *d)
+{
+    for (unsigned i = 0; i < sv->n13;) {
+        struct slot s = sv->t13[i];
+        if (s.p.ops != ops || !ops->same_ticket(s.p.sess, sess)) {
+            i++;
+            continue;
+        }
+        /* One shared with the store (written through) is there already. */
+        if (s.st != NULL && !s.shared && !flushed) {
+            owned_reserve(digest, s.st);
+            s.st = NULL;
+        }
+        drop(d, s, ST_EVICTED);
+        remove_t13(sv, i);
+    }
+}
+
 void pool_serialized(const struct tls_ops *ops, const void *sess)
 {
     uint64_t digest = ops->ticket_digest(sess);
+    struct dropped d;
+    d.n = 0;
     pthread_mutex_lock(&lock);
-    owned_serialized(digest);
-    pthread_mutex_unlock(&lock);
+    if (!owned_is_spent(digest) && !owned_is_disowned(digest)) {
+        owned_hold(digest);
+        struct server *sv, *tmp;
+        HASH_ITER(hh, servers, sv, tmp) hold_from(sv, ops, sess, digest, &d);
+    }
+    unlock_and_free(&d);
 }
 
 void pool_took(const struct key *k, const struct tls_ops *ops, const void *sess)
@@ -543,24 +578,8 @@ static void atfork_prepare(void)
     pthread_mutex_lock(&lock);
 }
 
-/* The child may offer the bytes of a ticket the application serialized
- * and no one offered yet: the parent's pools give such tickets up (the
- * child gives up all of its TLS 1.3 tickets). */
 static void atfork_parent(void)
 {
-    struct server *sv, *tmp;
-    HASH_ITER(hh, servers, sv, tmp) {
-        for (unsigned i = 0; i < sv->n13;) {
-            struct slot s = sv->t13[i];
-            if (owned_is_pending(s.digest)) {
-                free(s.st);
-                bury(s.p);
-                remove_t13(sv, i);
-            } else {
-                i++;
-            }
-        }
-    }
     pthread_mutex_unlock(&lock);
 }
 
@@ -596,7 +615,7 @@ void pool_reserve(const struct key *k, struct pooled p, unsigned gen)
     if (st == NULL)
         return;
     pthread_mutex_lock(&lock);
-    if (gen != generation || owned_is_disowned(digest) || flushed) {
+    if (gen != generation || (owned_is_disowned(digest) && !owned_is_held(digest)) || flushed) {
         pthread_mutex_unlock(&lock);
         free(st);
         return;

@@ -45,15 +45,18 @@ void pool_forget(const struct key *k);
 void pool_refuse(const struct key *k);
 unsigned pool_generation(void);
 
-/* Tickets the application owns (core/owned.h keeps the record):
+/* Tickets the application owns (the rule: core/ledger.h; core/owned.h
+ * keeps the record):
  * pool_discard: a TLS 1.3 ticket the application offers itself leaves one
  * server's pool, or (k NULL) every pool, for good.
  * pool_claim: the same as the handshake that offers it starts, and the
  * store's copy leaves the store; false when the shim offered that ticket
- * already, in this process or another.
- * pool_serialized: the application serialized a TLS 1.3 ticket; it stays
- * the pools' too, and whoever offers it first has it (owned.h); a fork
- * takes it out of the parent's pools, for the child may offer it.
+ * already, in this process or another (never because the program offered
+ * it before: its own offers stay its own).
+ * pool_serialized: the application serialized a TLS 1.3 ticket, and may
+ * offer it in this process, a child or a later run: unless the shim
+ * offered it already, it is the program's for good, leaves every pool and
+ * reservation, and is marked the program's in the store.
  * pool_took: the same for one it took (SSL_get1_session), as one its
  * new-session callback kept: its reservation for the store stays.
  * pool_reserve: one the application keeps for itself is published to the
