@@ -208,6 +208,16 @@ static void private_copy(struct pooled *kept, struct pooled *out)
         chain_free(&out->chain);
 }
 
+/* Whether this process's program holds a ticket the store has (it took
+ * it after the shim wrote it through): the shim leaves it there. */
+static bool program_holds(uint64_t digest)
+{
+    pthread_mutex_lock(&lock);
+    bool held = owned_is_disowned(digest);
+    pthread_mutex_unlock(&lock);
+    return held;
+}
+
 void pool_take(const struct key *k, time_t now, struct pooled *out)
 {
     struct dropped d;
@@ -258,7 +268,7 @@ void pool_take(const struct key *k, time_t now, struct pooled *out)
         pooled_free(out);
     if (out->sess != NULL || !store_on())
         return;
-    store_take(k, now, &t12);
+    store_take(k, now, program_holds, &t12);
     if (t12.sess == NULL || t12.ops->is_tls13(t12.sess)) {
         if (t12.sess != NULL) {
             digest = t12.ops->ticket_digest(t12.sess);
@@ -481,27 +491,16 @@ bool pool_claim(const struct key *k, const struct tls_ops *ops, const void *sess
     return !offered;
 }
 
-bool pool_withdraw(const struct key *k, struct pooled p, unsigned gen)
+bool pool_app_offers(const struct tls_ops *ops, const void *sess)
 {
-    const struct tls_ops *ops = p.ops;
-    uint64_t digest = ops->ticket_digest(p.sess);
+    uint64_t digest = ops->ticket_digest(sess);
     pthread_mutex_lock(&lock);
     bool offered = owned_is_spent(digest);
     pthread_mutex_unlock(&lock);
+    discard(NULL, ops, sess, false);
     if (!offered && store_on())
-        offered = store_withdraw(k, p.sess, digest, time(NULL));
-    if (!offered && ops->up_ref(p.sess)) {
-        /* Reserved before it is disowned: a reservation is refused to a
-         * ticket already the application's. */
-        const void *sess = p.sess;
-        pool_reserve(k, p, gen);
-        discard(k, ops, sess, true);
-        ops->free((void *)sess);
-        return true;
-    }
-    discard(k, ops, p.sess, false);
-    pooled_free(&p);
-    return false;
+        offered = store_mark(digest, time(NULL), MARK_PROGRAM) == MARK_SHIM;
+    return !offered;
 }
 
 /* Under the lock: a serialized ticket leaves a server's pool, its

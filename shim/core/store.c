@@ -744,7 +744,7 @@ int store_mark(uint64_t digest, time_t now, enum mark mark)
     return r;
 }
 
-void store_take(const struct key *k, time_t now, struct pooled *out)
+void store_take(const struct key *k, time_t now, bool (*held)(uint64_t digest), struct pooled *out)
 {
     int saved = errno;
     out->sess = NULL;
@@ -766,8 +766,15 @@ void store_take(const struct key *k, time_t now, struct pooled *out)
              * for others. One that cannot be decoded goes. */
             if (keep[i] && out->sess == NULL) {
                 keep[i] = decode(k->ops, &recs[i], out) && !recs[i].tls13;
-                if (out->sess != NULL && recs[i].tls13 &&
-                    spend(op.dfd, k->ops->ticket_digest(out->sess), now, MARK_SHIM) != MARK_NONE)
+                uint64_t d = out->sess != NULL && recs[i].tls13 ? k->ops->ticket_digest(out->sess) : 0;
+                /* One the taking process's program holds stays for the
+                 * others, unmarked. */
+                if (d != 0 && held != NULL && held(d)) {
+                    pooled_free(out);
+                    keep[i] = true;
+                    continue;
+                }
+                if (d != 0 && spend(op.dfd, d, now, MARK_SHIM) != MARK_NONE)
                     pooled_free(out);
             }
             changed |= !keep[i];
@@ -820,11 +827,6 @@ static bool unstore(const struct key *k, const void *sess, uint64_t digest, time
 bool store_claim(const struct key *k, const void *sess, uint64_t digest, time_t now)
 {
     return unstore(k, sess, digest, now, MARK_PROGRAM);
-}
-
-bool store_withdraw(const struct key *k, const void *sess, uint64_t digest, time_t now)
-{
-    return unstore(k, sess, digest, now, MARK_NONE);
 }
 
 static struct stored *encode(const struct pooled *p)
