@@ -32,6 +32,7 @@
 #include "log.h"
 #include "record.h"
 #include "pooled.h"
+#include "spent.h"
 #include "store.h"
 #include "util.h"
 
@@ -652,72 +653,15 @@ static bool decode(const struct tls_ops *ops, const struct record *r, struct poo
     return true;
 }
 
-/* DIR/spent: the TLS 1.3 tickets offered from the store or a pool, and
- * those a program offered or serialized itself, so that a ticket is
- * offered once, whichever entry (configuration) holds a copy of it. Each
- * mark says whose the ticket is (ledger.h): the shim's, spent once it
- * offered it; or the program's, which the shim never offers and the
- * program may offer as often as it likes. A table of SPENT_SLOTS slots of
- * (digest, until), a ticket's slot one of SPENT_PROBE after its digest's
- * place; each mark lives as long as a ticket can (MAX_LIFETIME), and
- * PROGRAM_BIT of until says the program's (a mark written before there
- * were two kinds reads as the shim's: it strips a program's later offer,
- * as it did then). A window with no room loses its oldest mark: the store
- * remembers up to about SPENT_SLOTS tickets a week. Read and written in
- * place under the lock, 16 bytes a slot: a process killed meanwhile
- * leaves one slot torn at worst. */
-#define SPENT_SLOTS 65536
-#define SPENT_PROBE 16
-#define PROGRAM_BIT ((uint64_t)1 << 62)
-
-/* Under the lock: reads the ticket's mark, and with mark not MARK_NONE,
- * makes one of that kind where there is none. -1: the table cannot be used
- * (nothing may be offered from the store then, nor can it be said what
- * was). */
+/* Under the lock: the ticket's mark in DIR/spent (spent.h), made of kind
+ * mark where there is none. */
 static int spend(int dfd, uint64_t digest, time_t now, enum mark mark)
 {
     off_t size;
     int fd = open_file(dfd, "spent", O_RDWR | O_CREAT, &size);
     if (fd < 0)
         return -1;
-    const off_t whole = (off_t)SPENT_SLOTS * 16;
-    unsigned char w[SPENT_PROBE * 16];
-    uint64_t d = digest != 0 ? digest : 1; /* 0: an empty slot */
-    off_t at = (off_t)(d % (SPENT_SLOTS - SPENT_PROBE + 1)) * 16;
-    bool ok = (size == whole || ftruncate(fd, whole) == 0) &&
-              pread(fd, w, sizeof w, at) == (ssize_t)sizeof w;
-    int was = ok ? MARK_NONE : -1;
-    /* The slot: a free one (empty or past), else the oldest mark's. */
-    int pick = -1;
-    int64_t pick_until = INT64_MAX;
-    for (int i = 0; ok && i < SPENT_PROBE; i++) {
-        uint64_t sd = 0, raw = 0;
-        for (int b = 7; b >= 0; b--) {
-            sd = sd << 8 | w[16 * i + b];
-            raw = raw << 8 | w[16 * i + 8 + b];
-        }
-        int64_t until = (int64_t)(raw & ~PROGRAM_BIT);
-        bool live = sd != 0 && until > now;
-        if (live && sd == d)
-            ok = false, was = raw & PROGRAM_BIT ? MARK_PROGRAM : MARK_SHIM;
-        int64_t rank = live ? until : INT64_MIN;
-        if (rank < pick_until) {
-            pick = i;
-            pick_until = rank;
-        }
-    }
-    if (ok && pick >= 0 && mark != MARK_NONE) {
-        unsigned char slot[16];
-        uint64_t until = (uint64_t)((int64_t)now + MAX_LIFETIME);
-        if (mark == MARK_PROGRAM)
-            until |= PROGRAM_BIT;
-        for (int b = 0; b < 8; b++) {
-            slot[b] = (unsigned char)(d >> (8 * b));
-            slot[8 + b] = (unsigned char)(until >> (8 * b));
-        }
-        if (pwrite(fd, slot, sizeof slot, at + 16 * pick) != (ssize_t)sizeof slot)
-            was = -1;
-    }
+    int was = spent_mark(fd, size, digest, now, mark);
     close(fd);
     return was;
 }

@@ -584,9 +584,9 @@ static bool take_held(struct gconn *c, const void *mine, bool reserve)
     return reserved;
 }
 
-/* A TLS 1.3 ticket the program takes or offers is its own: it leaves the
- * connection and every pool for good, so that no one ticket is offered
- * twice; one it offers loses its reservation too. */
+/* A TLS 1.3 ticket the program takes or offers is its own (core/ledger.h):
+ * it leaves the connection and every pool; false: it offers one the shim
+ * offered first. */
 static bool app_owns(gnutls_session_t s, const void *data, size_t size, bool offers)
 {
     struct gconn *c = get(s);
@@ -599,17 +599,11 @@ static bool app_owns(gnutls_session_t s, const void *data, size_t size, bool off
     void *mine = gsession_new(data, size, true);
     if (mine == NULL)
         return true;
-    bool may = true;
-    /* One it takes after it went to the store (write_through) stays
-     * there, which has it even if the process never runs its exit
-     * handlers (libcurl's and glib-networking's handshake hooks take every
-     * ticket for a cache that a program run once per request never offers
-     * from); this process's pools and store takes pass it over, and the
-     * program offering it claims it (pool_app_offers): one another
-     * process offered first is not offered again (core/ledger.h). */
-    if (take_held(c, mine, !offers) && !offers)
-        pool_took(&c->key, &gtls_ops, mine);
-    else if (!offers && c != NULL && c->through && c->key.len != 0)
+    bool may = true, reserved = take_held(c, mine, !offers);
+    /* One taken after it went to the store (write_through) stays there,
+     * for a process that may end in _exit (glib-networking's and libcurl's
+     * hooks take each ticket for a cache a one-shot never offers from). */
+    if (!offers && (reserved || (c != NULL && c->through && c->key.len != 0)))
         pool_took(&c->key, &gtls_ops, mine);
     else if (offers && gtls_ops.is_tls13(mine))
         may = pool_app_offers(&gtls_ops, mine);
