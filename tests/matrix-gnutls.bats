@@ -74,11 +74,12 @@ home() { echo "HOME=$BATS_TEST_TMPDIR"; }
     # glib-networking takes every TLS 1.3 ticket in a handshake hook for a
     # cache a one-shot program never offers from; the first of each run is
     # in the store already, and stays there even if the process ends in
-    # _exit
+    # _exit. By name: glib-networking 2.80 moves its bytes through
+    # transport functions of its own, and sends no name to an address.
     start_nginx_git
     local e
     for e in "" exit-now; do
-        runs TLSv1.3 /usr/bin/python3 "$ROOT/tests/programs/py_soup.py" "$PAGE_URL" "$CA" $e
+        runs TLSv1.3 /usr/bin/python3 "$ROOT/tests/programs/py_soup.py" "$LYNX_URL" "$CA" $e
         grep -q '^200 ' "$BATS_TEST_TMPDIR/ref"
     done
 }
