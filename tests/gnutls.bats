@@ -1096,3 +1096,20 @@ sig_twins() {
     sig_twins "$BATS_TEST_TMPDIR/pss/ca.pem" "$BATS_TEST_TMPDIR/pss/server.pem" \
         "$BATS_TEST_TMPDIR/pss/server.key"
 }
+
+@test "a program that takes each ticket in a handshake hook and runs once per request (glib-networking): every run after the first resumes, however it exits, no ticket offered twice" {
+    start_psk --tls13
+    local exit i
+    for exit in "" --exit-now; do
+        rm -rf "$STORE"
+        : > "$SLOG"
+        for i in $(seq 9); do
+            run gc_stored --connect "127.0.0.1:$PORT" --name localhost --cafile "$CA" \
+                --take-hook $exit
+            assert_success
+        done
+        assert_equal "${exit:-exit}: $(resumed) of $(connections)" "${exit:-exit}: 8 of 9"
+        run offered_twice
+        assert_output ""
+    done
+}

@@ -52,6 +52,10 @@
  *                     program pinning a key; F another certificate makes
  *                     every full handshake fail)
  *   --keep            keep each connection's session data
+ *   --take-hook       take each TLS 1.3 ticket's session data as it arrives,
+ *                     in a handshake hook, for a cache never offered from
+ *                     (as glib-networking does)
+ *   --exit-now        end with _exit: no exit handlers run
  *                     (gnutls_session_get_data2, once the response is
  *                     read) and set it on the next connection
  *                     (gnutls_session_set_data), as libcurl does within a
@@ -105,6 +109,16 @@ static int n_steps[MAX_LIST], n_configs = 1;
 static int count = 1, threads = 1, keep, no_tickets, fresh_cred, nodelay, errors, early_data;
 static int show_nodelay;
 static gnutls_datum_t hook_pin;
+static int take_hook, exit_now;
+static int take_ticket(gnutls_session_t s, unsigned htype, unsigned when, unsigned incoming,
+                       const gnutls_datum_t *msg)
+{
+    (void)htype, (void)when, (void)incoming, (void)msg;
+    gnutls_datum_t d;
+    if (gnutls_session_get_data2(s, &d) == 0)
+        gnutls_free(d.data);
+    return 0;
+}
 
 /* --hook-pin: the pinned certificate must be in the Certificate message,
  * as received. */
@@ -412,6 +426,9 @@ static int one(int i)
     if (hook_pin.data != NULL)
         gnutls_handshake_set_hook_function(s, GNUTLS_HANDSHAKE_CERTIFICATE_PKT, GNUTLS_HOOK_POST,
                                            pin_hook);
+    if (take_hook)
+        gnutls_handshake_set_hook_function(s, GNUTLS_HANDSHAKE_NEW_SESSION_TICKET,
+                                           GNUTLS_HOOK_POST, take_ticket);
     if (keep) {
         pthread_mutex_lock(&lock);
         if (kept.data != NULL)
@@ -544,6 +561,8 @@ int main(int argc, char **argv)
                 return usage("--pin: no certificate in the file");
         }
         else if (!strcmp(a, "--keep")) keep = 1;
+        else if (!strcmp(a, "--take-hook")) take_hook = 1;
+        else if (!strcmp(a, "--exit-now")) exit_now = 1;
         else if (!strcmp(a, "--no-tickets")) no_tickets = 1;
         else if (!strcmp(a, "--early-data")) early_data = 1;
         else if (!strcmp(a, "--hook-pin") && i + 1 < argc) {
@@ -618,6 +637,10 @@ int main(int argc, char **argv)
         pthread_join(tids[t], NULL);
     fprintf(stderr, "connections=%d resumed=%d failed=%d callback_calls=%d\n", count, resumed,
             failed, callback_calls);
+    if (exit_now) {
+        fflush(NULL);
+        _exit(failed ? 1 : 0);
+    }
     for (int i = 0; i < (n_cafiles ? n_cafiles : 1); i++)
         if (shared_cred[i] != NULL)
             gnutls_certificate_free_credentials(shared_cred[i]);

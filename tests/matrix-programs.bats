@@ -333,10 +333,22 @@ node_output() {
     done
 }
 
+# node_serializes: whether Debian's Node.js serializes every ticket of a
+# connection that has no Agent to cache it: Node 18 hands each to a
+# session event; Node 20 here connects through a second TLSWrap whose
+# session callbacks are never enabled (below).
+node_serializes() { [ "$("$DNODE" -p 'process.versions.node.split(".")[0]')" -lt 20 ]; }
+
+# A TLS 1.3 ticket the program serialized is its own (libresumeshim(7)):
+# the shim offers none in the process that serialized it, whatever the
+# program does with the bytes.
 @test "Debian's Node.js, an Agent per request (agent: false), in one process" {
-    local v
+    local v with
     for v in 13 12; do
-        row nginx$v 0 $((N - 1)) "$DNODE" "$P/fetch.js" localhost @PORT@ "$N" "$CA" none
+        # (a TLS 1.2 session is reusable: the program's and the shim's both)
+        with=$((N - 1))
+        [ "$v" = 12 ] || ! node_serializes || with=0
+        row nginx$v 0 "$with" "$DNODE" "$P/fetch.js" localhost @PORT@ "$N" "$CA" none
         node_output $v none
     done
 }
@@ -370,8 +382,15 @@ node_output() {
             "$DNODE" "$P/fetch.js" localhost "$PORT" 4 "$CA" $mode
     done
     assert_equal "$(connections)" 21
-    # all but the very first resume: from the store, the pool or the Agent
-    assert_equal "$(resumed)" 20
+    # all but the very first resume: from the store, the pool or the Agent;
+    # where Node serializes every ticket, those of the process with no
+    # Agent (none, 4 requests) are its own until it exits: its last three
+    # requests are full
+    if node_serializes; then
+        assert_equal "$(resumed)" 17
+    else
+        assert_equal "$(resumed)" 20
+    fi
     run offered_twice
     assert_output ""
 }

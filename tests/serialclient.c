@@ -9,8 +9,13 @@
  *   fork     the new-session callback serializes each ticket and returns 0;
  *            conn1; a child offers the bytes and exits; then the parent
  *            connects with no session of its own
+ *   persist  the new-session callback serializes each ticket and returns 0
+ *            (as Node's session events do), and FILE keeps them across
+ *            runs: each ticket in FILE is offered on a connection of its
+ *            own, then two connections offer none; at exit FILE holds
+ *            every ticket this run serialized
  * Prints "NAME: ok=0|1 reused=N" per connection.
- * usage: serialclient MODE PORT CAFILE */
+ * usage: serialclient MODE PORT CAFILE [FILE] */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <openssl/err.h>
@@ -23,6 +28,8 @@
 #include <unistd.h>
 
 static unsigned char der[8192]; static int derlen;
+/* persist: every ticket serialized, each a 2-byte length and its DER */
+static unsigned char saved[65536]; static size_t n_saved;
 static SSL_SESSION *kept;
 static int cbmode;
 
@@ -30,6 +37,15 @@ static int newsess(SSL *s, SSL_SESSION *sess)
 {
     (void)s;
     if (cbmode == 1) { unsigned char *p = der; derlen = i2d_SSL_SESSION(sess, &p); }
+    if (cbmode == 3) {
+        int len = i2d_SSL_SESSION(sess, NULL);
+        unsigned char *p = saved + n_saved + 2;
+        if (len > 0 && n_saved + 2 + (size_t)len <= sizeof saved && i2d_SSL_SESSION(sess, &p) == len) {
+            saved[n_saved] = (unsigned char)(len >> 8);
+            saved[n_saved + 1] = (unsigned char)len;
+            n_saved += 2 + (size_t)len;
+        }
+    }
     if (cbmode == 2) { if (kept) SSL_SESSION_free(kept); SSL_SESSION_up_ref(sess); kept = sess; }
     return 0;
 }
@@ -106,6 +122,30 @@ int main(int argc, char **argv)
         SSL_SESSION *k = kept; kept = NULL; cbmode = 0;
         run(ctx, port, "conn2", NULL, 0);
         run(ctx, port, "conn3", k, 0);
+    } else if (!strcmp(mode, "persist") && argc > 4) {
+        cbmode = 3;
+        SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+        SSL_CTX_sess_set_new_cb(ctx, newsess);
+        static unsigned char in[65536];
+        size_t n_in = 0;
+        FILE *f = fopen(argv[4], "rb");
+        if (f != NULL) {
+            n_in = fread(in, 1, sizeof in, f);
+            fclose(f);
+        }
+        for (size_t at = 0; at + 2 <= n_in;) {
+            size_t len = (size_t)in[at] << 8 | in[at + 1];
+            const unsigned char *p = in + at + 2;
+            if (at + 2 + len > n_in) break;
+            SSL_SESSION *s = d2i_SSL_SESSION(NULL, &p, (long)len);
+            run(ctx, port, "saved", s, 0);
+            SSL_SESSION_free(s);
+            at += 2 + len;
+        }
+        run(ctx, port, "conn1", NULL, 0);
+        run(ctx, port, "conn2", NULL, 0);
+        if ((f = fopen(argv[4], "wb")) == NULL || fwrite(saved, 1, n_saved, f) != n_saved) return 1;
+        fclose(f);
     } else return 2;
     SSL_CTX_free(ctx);
     return 0;

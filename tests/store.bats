@@ -608,3 +608,52 @@ snapshot() {
     assert_equal "$(resumed)" 9
     assert_equal "$(offered_twice)" ""
 }
+
+@test "tickets a program serializes and saves for its next run: each accepted once, and the program resumes as without the shim, with the store and without" {
+    start_psk --tls13
+    local d="$BATS_TEST_TMPDIR" run plain differs=""
+    # without the shim, then under it without a store, then with one: each
+    # run offers every ticket the last one saved, then two connections
+    # offer none
+    for run in 1 2; do
+        run timeout 60 "$ROOT/tests/bin/serialclient" persist "$PORT" "$CA" "$d/plain"
+        assert_success
+        plain=$output
+        run env LD_PRELOAD="$PRELOAD" timeout 60 "$ROOT/tests/bin/serialclient" persist "$PORT" "$CA" "$d/shim"
+        assert_success
+        [ "$output" = "$plain" ] || differs+="run $run without a store: $output"$'\n'
+        run stored "$ROOT/tests/bin/serialclient" persist "$PORT" "$CA" "$d/stored"
+        assert_success
+        [ "$output" = "$plain" ] || differs+="run $run with the store: $output"$'\n'
+    done
+    run offered_twice
+    assert_output ""
+    assert_equal "$differs" ""
+    # the second run's saved tickets all resumed
+    assert_equal "$(grep -c 'saved: ok=1 reused=1' <<< "$plain")" "$(grep -c 'saved:' <<< "$plain")"
+    [ "$(grep -c 'saved:' <<< "$plain")" -ge 2 ]
+}
+
+# most_offered: how many ClientHellos offered the identity offered most.
+most_offered() {
+    sed -n 's/.*offered=//p' "$SLOG" | grep -v '^-$' | sort | uniq -c | sort -rn | awk 'NR==1{print $1}'
+}
+
+@test "a program's own ticket offered on many connections (curl -Z) stays its own through the store: each offer reaches the server" {
+    start_psk --tls13
+    # keeps its first connection's session and sets it on the five later
+    # ones: the server sees that one identity five times
+    run client --tls13 --native-first --n 6 "$PORT"
+    assert_output "reused=5 of=6 failed=0 resumable=1"
+    assert_equal "$(most_offered)" 5
+    rm -rf "$STORE"
+    local i
+    for i in 1 2; do
+        : > "$SLOG"
+        run stored "$CLIENT" --tls13 --native-first --n 6 "$PORT"
+        assert_output --regexp "^reused=[56] of=6 failed=0 resumable=1$"
+        assert_equal "run $i: $(most_offered)" "run $i: 5"
+        local r=${output#reused=}
+        assert_equal "$(resumed)" "${r%% *}"
+    done
+}

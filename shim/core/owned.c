@@ -7,17 +7,13 @@
 #include "config.h"
 #include "owned.h"
 
-#define DISOWNED 256
-static uint64_t disowned[DISOWNED];
-static unsigned disowned_next;
-
-/* The tickets the application serialized and those a pool handed out
- * (offered), the oldest first (uthash keeps the order they were added):
- * with no room, the oldest goes. */
+/* Whose each ticket is (ledger.h), the oldest first (uthash keeps the
+ * order they were added): with no room, the oldest goes. */
+enum kind { SPENT, PROGRAM, HELD };
 struct mark {
     UT_hash_handle hh;
     uint64_t digest;
-    bool offered;
+    enum kind kind;
 };
 static struct mark *marks;
 
@@ -28,7 +24,7 @@ static struct mark *mark_of(uint64_t d)
     return m;
 }
 
-static void add_mark(uint64_t d, bool offered)
+static void add_mark(uint64_t d, enum kind kind)
 {
     struct mark *m = marks;
     if (m != NULL && HASH_COUNT(marks) >= MARKS_MAX)
@@ -37,41 +33,49 @@ static void add_mark(uint64_t d, bool offered)
         m = malloc(sizeof *m);
     if (m == NULL)
         return;
-    *m = (struct mark){.digest = d, .offered = offered};
+    *m = (struct mark){.digest = d, .kind = kind};
     HASH_ADD(hh, marks, digest, sizeof m->digest, m);
-}
-
-void owned_serialized(uint64_t d)
-{
-    if (mark_of(d) == NULL)
-        add_mark(d, false);
 }
 
 void owned_offer(uint64_t d)
 {
-    struct mark *m = mark_of(d);
-    if (m != NULL)
-        m->offered = true;
-    else
-        add_mark(d, true);
+    if (mark_of(d) == NULL)
+        add_mark(d, SPENT);
 }
 
 bool owned_is_spent(uint64_t d)
 {
-    struct mark *m = mark_of(d);
-    if (m != NULL && !m->offered) {
-        /* the application offers it first: the pools never will */
-        HASH_DEL(marks, m);
-        free(m);
-        return false;
-    }
-    return m != NULL;
+    const struct mark *m = mark_of(d);
+    return m != NULL && m->kind == SPENT;
 }
 
-bool owned_is_pending(uint64_t d)
+bool owned_is_disowned(uint64_t d)
 {
     const struct mark *m = mark_of(d);
-    return m != NULL && !m->offered;
+    return m != NULL && m->kind != SPENT;
+}
+
+bool owned_is_held(uint64_t d)
+{
+    const struct mark *m = mark_of(d);
+    return m != NULL && m->kind == HELD;
+}
+
+/* One the shim offered stays spent: the program offering it again does
+ * not make it its own. */
+void owned_disown(uint64_t d)
+{
+    struct mark *m = mark_of(d);
+    if (m == NULL)
+        add_mark(d, PROGRAM);
+    else if (m->kind == HELD)
+        m->kind = PROGRAM;
+}
+
+void owned_hold(uint64_t d)
+{
+    if (mark_of(d) == NULL)
+        add_mark(d, HELD);
 }
 
 #define RESERVED POOL_MAX
@@ -80,20 +84,6 @@ static struct reserved {
     struct stored *st;
 } reserved[RESERVED];
 static unsigned n_reserved;
-
-bool owned_is_disowned(uint64_t d)
-{
-    for (unsigned i = 0; i < DISOWNED; i++)
-        if (disowned[i] == d)
-            return true;
-    return false;
-}
-
-void owned_disown(uint64_t digest)
-{
-    if (!owned_is_disowned(digest))
-        disowned[disowned_next++ % DISOWNED] = digest;
-}
 
 void owned_reserve(uint64_t digest, struct stored *st)
 {

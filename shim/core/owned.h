@@ -1,10 +1,12 @@
-/* owned: the tickets the application owns rather than the pools: those
- * it offers, serializes or takes itself (as digests in a small ring: they
- * never enter a pool, not even later from a connection that still holds
- * one as its newest ticket), and those it keeps, reserved for the store
- * at exit in their encoded form, oldest first. Called only by the pool,
- * under its lock, which keeps a ticket's reservation, its disowning and
- * its entry into a pool one step. */
+/* owned: a process's record of whose each TLS 1.3 ticket is (the rule:
+ * ledger.h): the program's (they never enter a pool, not even later from
+ * a connection that still holds one as its newest ticket), those the shim
+ * offered (spent; the last MARKS_MAX of both kinds are remembered), and
+ * those the program
+ * took and keeps, reserved for the store at exit in their encoded form,
+ * oldest first. Called only by the pool, under its lock, which keeps a
+ * ticket's reservation, its disowning and its entry into a pool one
+ * step. */
 #ifndef RESUMESHIM_OWNED_H
 #define RESUMESHIM_OWNED_H
 
@@ -13,19 +15,21 @@
 
 struct stored;
 
+#define MARKS_MAX 16384
+/* The program's from now on, unless the shim offered it already:
+ * owned_disown, one it offered (never the store's: it spent it);
+ * owned_hold, one it serialized (the store's at exit, unless it offers it
+ * meanwhile: owned_is_held). owned_is_disowned: either. */
 bool owned_is_disowned(uint64_t digest);
 void owned_disown(uint64_t digest);
-/* Tickets the application serialized (i2d_SSL_SESSION), which stay the
- * pools' too, and those the pools handed out: whoever offers one first
- * has it. owned_offer, as a pool hands a ticket out; owned_is_spent, as
- * the application offers one itself: whether the shim offered it first
- * (if not, it is the application's from now on); owned_is_pending: one
- * serialized and not offered yet. The last MARKS_MAX are remembered. */
-#define MARKS_MAX 16384
-void owned_serialized(uint64_t digest);
+void owned_hold(uint64_t digest);
+bool owned_is_held(uint64_t digest);
+/* The tickets a pool or the store handed out (owned_offer): the shim
+ * offered them, and a program that offers one later (it serialized or
+ * took it from the connection the shim resumed with it) offers it a
+ * second time. */
 void owned_offer(uint64_t digest);
 bool owned_is_spent(uint64_t digest);
-bool owned_is_pending(uint64_t digest);
 /* Reserves a ticket's encoding (the room owns it from now on); the oldest
  * reservation goes when there is no room. */
 void owned_reserve(uint64_t digest, struct stored *st);

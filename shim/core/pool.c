@@ -208,6 +208,16 @@ static void private_copy(struct pooled *kept, struct pooled *out)
         chain_free(&out->chain);
 }
 
+/* Whether this process's program holds a ticket the store has (it took
+ * it after the shim wrote it through): the shim leaves it there. */
+static bool program_holds(uint64_t digest)
+{
+    pthread_mutex_lock(&lock);
+    bool held = owned_is_disowned(digest);
+    pthread_mutex_unlock(&lock);
+    return held;
+}
+
 void pool_take(const struct key *k, time_t now, struct pooled *out)
 {
     struct dropped d;
@@ -258,7 +268,7 @@ void pool_take(const struct key *k, time_t now, struct pooled *out)
         pooled_free(out);
     if (out->sess != NULL || !store_on())
         return;
-    store_take(k, now, &t12);
+    store_take(k, now, program_holds, &t12);
     if (t12.sess == NULL || t12.ops->is_tls13(t12.sess)) {
         if (t12.sess != NULL) {
             digest = t12.ops->ticket_digest(t12.sess);
@@ -362,6 +372,12 @@ void pool_put(const struct key *k, struct pooled p, unsigned gen)
         free(s.st);
         s.st = NULL;
     }
+    /* One the program serialized is its own in this process, and the
+     * store's at exit (pool_serialized). */
+    if (tls13 && s.st != NULL && gen == generation && owned_is_held(digest)) {
+        owned_reserve(digest, s.st);
+        s.st = NULL;
+    }
     bool wanted = gen == generation && !(tls13 && owned_is_disowned(digest));
     unsigned hv = 0;
     struct server *sv = wanted ? find(k, &hv) : NULL;
@@ -407,8 +423,10 @@ bool pool_write_through(const struct key *k, const struct pooled *p, unsigned ge
     d.n = 0;
     unsigned hv;
     pthread_mutex_lock(&lock);
-    struct server *sv = gen == generation && !flushed ? find(k, &hv) : NULL;
-    if (sv == NULL && gen == generation && !flushed)
+    bool mine = gen == generation && !flushed &&
+                !(p->ops->is_tls13(p->sess) && owned_is_disowned(p->ops->ticket_digest(p->sess)));
+    struct server *sv = mine ? find(k, &hv) : NULL;
+    if (sv == NULL && mine)
         sv = create(k, hv, &d);
     bool first = sv != NULL && !sv->written;
     if (first)
@@ -473,35 +491,51 @@ bool pool_claim(const struct key *k, const struct tls_ops *ops, const void *sess
     return !offered;
 }
 
-bool pool_withdraw(const struct key *k, struct pooled p, unsigned gen)
+bool pool_app_offers(const struct tls_ops *ops, const void *sess)
 {
-    const struct tls_ops *ops = p.ops;
-    uint64_t digest = ops->ticket_digest(p.sess);
+    uint64_t digest = ops->ticket_digest(sess);
     pthread_mutex_lock(&lock);
     bool offered = owned_is_spent(digest);
     pthread_mutex_unlock(&lock);
+    discard(NULL, ops, sess, false);
     if (!offered && store_on())
-        offered = store_withdraw(k, p.sess, digest, time(NULL));
-    if (!offered && ops->up_ref(p.sess)) {
-        /* Reserved before it is disowned: a reservation is refused to a
-         * ticket already the application's. */
-        const void *sess = p.sess;
-        pool_reserve(k, p, gen);
-        discard(k, ops, sess, true);
-        ops->free((void *)sess);
-        return true;
+        offered = store_mark(digest, time(NULL), MARK_PROGRAM) == MARK_SHIM;
+    return !offered;
+}
+
+/* Under the lock: a serialized ticket leaves a server's pool, its
+ * encoding (when it has one) reserved for the store at exit. */
+static void hold_from(struct server *sv, const struct tls_ops *ops, const void *sess,
+                      uint64_t digest, struct dropped *d)
+{
+    for (unsigned i = 0; i < sv->n13;) {
+        struct slot s = sv->t13[i];
+        if (s.p.ops != ops || !ops->same_ticket(s.p.sess, sess)) {
+            i++;
+            continue;
+        }
+        /* One shared with the store (written through) is there already. */
+        if (s.st != NULL && !s.shared && !flushed) {
+            owned_reserve(digest, s.st);
+            s.st = NULL;
+        }
+        drop(d, s, ST_EVICTED);
+        remove_t13(sv, i);
     }
-    discard(k, ops, p.sess, false);
-    pooled_free(&p);
-    return false;
 }
 
 void pool_serialized(const struct tls_ops *ops, const void *sess)
 {
     uint64_t digest = ops->ticket_digest(sess);
+    struct dropped d;
+    d.n = 0;
     pthread_mutex_lock(&lock);
-    owned_serialized(digest);
-    pthread_mutex_unlock(&lock);
+    if (!owned_is_spent(digest) && !owned_is_disowned(digest)) {
+        owned_hold(digest);
+        struct server *sv, *tmp;
+        HASH_ITER(hh, servers, sv, tmp) hold_from(sv, ops, sess, digest, &d);
+    }
+    unlock_and_free(&d);
 }
 
 void pool_took(const struct key *k, const struct tls_ops *ops, const void *sess)
@@ -543,24 +577,8 @@ static void atfork_prepare(void)
     pthread_mutex_lock(&lock);
 }
 
-/* The child may offer the bytes of a ticket the application serialized
- * and no one offered yet: the parent's pools give such tickets up (the
- * child gives up all of its TLS 1.3 tickets). */
 static void atfork_parent(void)
 {
-    struct server *sv, *tmp;
-    HASH_ITER(hh, servers, sv, tmp) {
-        for (unsigned i = 0; i < sv->n13;) {
-            struct slot s = sv->t13[i];
-            if (owned_is_pending(s.digest)) {
-                free(s.st);
-                bury(s.p);
-                remove_t13(sv, i);
-            } else {
-                i++;
-            }
-        }
-    }
     pthread_mutex_unlock(&lock);
 }
 
@@ -596,7 +614,7 @@ void pool_reserve(const struct key *k, struct pooled p, unsigned gen)
     if (st == NULL)
         return;
     pthread_mutex_lock(&lock);
-    if (gen != generation || owned_is_disowned(digest) || flushed) {
+    if (gen != generation || (owned_is_disowned(digest) && !owned_is_held(digest)) || flushed) {
         pthread_mutex_unlock(&lock);
         free(st);
         return;

@@ -45,33 +45,38 @@ void pool_forget(const struct key *k);
 void pool_refuse(const struct key *k);
 unsigned pool_generation(void);
 
-/* Tickets the application owns (core/owned.h keeps the record):
+/* Tickets the application owns (the rule: core/ledger.h; core/owned.h
+ * keeps the record):
  * pool_discard: a TLS 1.3 ticket the application offers itself leaves one
  * server's pool, or (k NULL) every pool, for good.
  * pool_claim: the same as the handshake that offers it starts, and the
  * store's copy leaves the store; false when the shim offered that ticket
- * already, in this process or another.
- * pool_serialized: the application serialized a TLS 1.3 ticket; it stays
- * the pools' too, and whoever offers it first has it (owned.h); a fork
- * takes it out of the parent's pools, for the child may offer it.
- * pool_took: the same for one it took (SSL_get1_session), as one its
- * new-session callback kept: its reservation for the store stays.
+ * already, in this process or another (never because the program offered
+ * it before: its own offers stay its own).
+ * pool_serialized: the application serialized a TLS 1.3 ticket, and may
+ * offer it in this process or a child: unless the shim offered it
+ * already, it leaves every pool, and is reserved for the store at exit
+ * unless the program offers it meanwhile.
+ * pool_took: one it took (SSL_get1_session, gnutls_session_get_data2),
+ * as one its new-session callback kept, leaves the pools: its reservation
+ * for the store stays, and so does a copy the store has (written
+ * through), which this process's store takes pass over.
  * pool_reserve: one the application keeps for itself is published to the
  * store at exit unless the application offered it meanwhile
  * (a program that runs once per request never offers what it kept).
  * pool_unreserve: a reserved ticket goes its ordinary way after all.
- * pool_withdraw: one it took after the shim wrote it through to the store
- *   (p: that ticket, a reference of its own, consumed) leaves the store
- *   unmarked and is reserved: it comes back at exit unless the
- *   application offered it meanwhile; false (it is the application's
- *   only) when the shim offered it already, here or in another process. */
+ * pool_app_offers: the program offers a TLS 1.3 ticket where the claim
+ *   cannot wait for the handshake (GnuTLS: before its key is known): it is
+ *   the program's for good, in every pool and in the store; false when the
+ *   shim offered it first, here or in another process (then the program
+ *   must not offer it). */
 void pool_discard(const struct key *k, const struct tls_ops *ops, const void *sess);
 bool pool_claim(const struct key *k, const struct tls_ops *ops, const void *sess);
 void pool_serialized(const struct tls_ops *ops, const void *sess);
 void pool_took(const struct key *k, const struct tls_ops *ops, const void *sess);
 void pool_reserve(const struct key *k, struct pooled p, unsigned gen);
 void pool_unreserve(const struct tls_ops *ops, const void *sess);
-bool pool_withdraw(const struct key *k, struct pooled p, unsigned gen);
+bool pool_app_offers(const struct tls_ops *ops, const void *sess);
 
 /* At exit: writes to the store what this process leaves. */
 void pool_flush(void);

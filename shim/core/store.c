@@ -32,6 +32,7 @@
 #include "log.h"
 #include "record.h"
 #include "pooled.h"
+#include "spent.h"
 #include "store.h"
 #include "util.h"
 
@@ -652,64 +653,15 @@ static bool decode(const struct tls_ops *ops, const struct record *r, struct poo
     return true;
 }
 
-/* DIR/spent: the TLS 1.3 tickets offered from the store, or by a program
- * itself, so that a ticket is offered once, whoever offers it first,
- * whichever entry (configuration) holds a copy of it. A table of
- * SPENT_SLOTS slots of (digest, until), a ticket's slot one of SPENT_PROBE
- * after its digest's place; each mark lives as long as a ticket can
- * (MAX_LIFETIME). A window with no room loses its oldest mark: the store
- * remembers up to about SPENT_SLOTS tickets a week. Read and written in
- * place under the lock, 16 bytes a slot: a process killed meanwhile
- * leaves one slot torn at worst. */
-#define SPENT_SLOTS 65536
-#define SPENT_PROBE 16
-
-/* Under the lock: marks the ticket spent. 1: it was not; 0: it was,
- * offered already; -1: the table cannot be used (nothing may be offered
- * from the store then, nor can it be said what was). */
-/* mark: false only reads whether the ticket is spent. */
-static int spend(int dfd, uint64_t digest, time_t now, bool mark)
+/* Under the lock: the ticket's mark in DIR/spent (spent.h), made of kind
+ * mark where there is none. */
+static int spend(int dfd, uint64_t digest, time_t now, enum mark mark)
 {
     off_t size;
     int fd = open_file(dfd, "spent", O_RDWR | O_CREAT, &size);
     if (fd < 0)
         return -1;
-    const off_t whole = (off_t)SPENT_SLOTS * 16;
-    unsigned char w[SPENT_PROBE * 16];
-    uint64_t d = digest != 0 ? digest : 1; /* 0: an empty slot */
-    off_t at = (off_t)(d % (SPENT_SLOTS - SPENT_PROBE + 1)) * 16;
-    bool ok = (size == whole || ftruncate(fd, whole) == 0) &&
-              pread(fd, w, sizeof w, at) == (ssize_t)sizeof w;
-    int was = ok ? 1 : -1;
-    /* The slot: a free one (empty or past), else the oldest mark's. */
-    int pick = -1;
-    int64_t pick_until = INT64_MAX;
-    for (int i = 0; ok && i < SPENT_PROBE; i++) {
-        uint64_t sd = 0;
-        int64_t until = 0;
-        for (int b = 7; b >= 0; b--) {
-            sd = sd << 8 | w[16 * i + b];
-            until = (int64_t)((uint64_t)until << 8 | w[16 * i + 8 + b]);
-        }
-        bool live = sd != 0 && until > now;
-        if (live && sd == d)
-            ok = false, was = 0;
-        int64_t rank = live ? until : INT64_MIN;
-        if (rank < pick_until) {
-            pick = i;
-            pick_until = rank;
-        }
-    }
-    if (ok && pick >= 0 && mark) {
-        unsigned char slot[16];
-        int64_t until = (int64_t)now + MAX_LIFETIME;
-        for (int b = 0; b < 8; b++) {
-            slot[b] = (unsigned char)(d >> (8 * b));
-            slot[8 + b] = (unsigned char)((uint64_t)until >> (8 * b));
-        }
-        if (pwrite(fd, slot, sizeof slot, at + 16 * pick) != (ssize_t)sizeof slot)
-            was = -1;
-    }
+    int was = spent_mark(fd, size, digest, now, mark);
     close(fd);
     return was;
 }
@@ -719,13 +671,24 @@ int store_spend(uint64_t digest, time_t now)
     int saved = errno, r = -1;
     struct op op;
     if (op_begin(&op))
-        r = spend(op.dfd, digest, now, true);
+        r = spend(op.dfd, digest, now, MARK_SHIM);
+    op_end(&op);
+    errno = saved;
+    return r < 0 ? -1 : r == MARK_NONE;
+}
+
+int store_mark(uint64_t digest, time_t now, enum mark mark)
+{
+    int saved = errno, r = -1;
+    struct op op;
+    if (op_begin(&op))
+        r = spend(op.dfd, digest, now, mark);
     op_end(&op);
     errno = saved;
     return r;
 }
 
-void store_take(const struct key *k, time_t now, struct pooled *out)
+void store_take(const struct key *k, time_t now, bool (*held)(uint64_t digest), struct pooled *out)
 {
     int saved = errno;
     out->sess = NULL;
@@ -747,8 +710,15 @@ void store_take(const struct key *k, time_t now, struct pooled *out)
              * for others. One that cannot be decoded goes. */
             if (keep[i] && out->sess == NULL) {
                 keep[i] = decode(k->ops, &recs[i], out) && !recs[i].tls13;
-                if (out->sess != NULL && recs[i].tls13 &&
-                    spend(op.dfd, k->ops->ticket_digest(out->sess), now, true) != 1)
+                uint64_t d = out->sess != NULL && recs[i].tls13 ? k->ops->ticket_digest(out->sess) : 0;
+                /* One the taking process's program holds stays for the
+                 * others, unmarked. */
+                if (d != 0 && held != NULL && held(d)) {
+                    pooled_free(out);
+                    keep[i] = true;
+                    continue;
+                }
+                if (d != 0 && spend(op.dfd, d, now, MARK_SHIM) != MARK_NONE)
                     pooled_free(out);
             }
             changed |= !keep[i];
@@ -766,14 +736,15 @@ void store_take(const struct key *k, time_t now, struct pooled *out)
     errno = saved;
 }
 
-static bool unstore(const struct key *k, const void *sess, uint64_t digest, time_t now, bool mark)
+static bool unstore(const struct key *k, const void *sess, uint64_t digest, time_t now,
+                    enum mark mark)
 {
     int saved = errno;
     bool spent = false;
     struct stored st;
     struct op op;
     if (op_begin(&op) && name_entry(op.dfd, k, &st)) {
-        spent = spend(op.dfd, digest, now, mark) == 0;
+        spent = spend(op.dfd, digest, now, mark) == MARK_SHIM;
         struct record recs[RECORDS_MAX];
         bool keep[RECORDS_MAX];
         char *buf;
@@ -799,12 +770,7 @@ static bool unstore(const struct key *k, const void *sess, uint64_t digest, time
 
 bool store_claim(const struct key *k, const void *sess, uint64_t digest, time_t now)
 {
-    return unstore(k, sess, digest, now, true);
-}
-
-bool store_withdraw(const struct key *k, const void *sess, uint64_t digest, time_t now)
-{
-    return unstore(k, sess, digest, now, false);
+    return unstore(k, sess, digest, now, MARK_PROGRAM);
 }
 
 static struct stored *encode(const struct pooled *p)

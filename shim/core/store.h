@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "key.h"
+#include "ledger.h"
 #include "record.h"
 #include "seam.h"
 
@@ -25,22 +26,23 @@ struct stored;
 void store_init(const struct config *cfg);
 bool store_on(void);
 /* Takes a session from the store: a TLS 1.3 ticket leaves it, and is
- * marked spent (store_claim). */
-void store_take(const struct key *k, time_t now, struct pooled *out);
+ * marked spent (store_claim); one whose digest held() says the taking
+ * process's program holds is passed over, and stays. */
+void store_take(const struct key *k, time_t now, bool (*held)(uint64_t digest), struct pooled *out);
 /* The application offers a TLS 1.3 ticket of its own (sess, whose
- * ticket_digest is digest): it is
- * marked spent, so that no copy of it is taken from the store (under any
- * key), and the copy held for the key leaves the store. True when it was
- * spent already (a process took it, or a program offered it, before):
- * then it has been offered once. False when the store cannot be used. */
+ * ticket_digest is digest): it is marked the program's (ledger.h), so that
+ * no copy of it is taken from the store (under any key), and the copy held
+ * for the key leaves the store. True when the shim offered it already (a
+ * process took it from a pool or the store): then it has been offered
+ * once. False when the store cannot be used. */
 bool store_claim(const struct key *k, const void *sess, uint64_t digest, time_t now);
-/* The same, unmarked: the application took a ticket the store holds
- * (after the shim wrote it through), and may offer it or not; the ticket
- * leaves the store and may come back (pool_withdraw). */
-bool store_withdraw(const struct key *k, const void *sess, uint64_t digest, time_t now);
-/* Marks a TLS 1.3 ticket (its ticket_digest) spent, as store_take does: 1 when it was not
- * (it may be offered), 0 when it was, -1 when the store cannot say. */
+/* Marks a TLS 1.3 ticket (its ticket_digest) spent by the shim, as
+ * store_take does: 1 when no one had offered it (it may be offered), 0
+ * when it was offered or is the program's, -1 when the store cannot say. */
 int store_spend(uint64_t digest, time_t now);
+/* Reads a ticket's mark, and makes one of kind mark where there is none
+ * (MARK_NONE: only reads): the mark it had, or -1. */
+int store_mark(uint64_t digest, time_t now, enum mark mark);
 /* Removes a key's entry (the application refused the server). */
 void store_forget(const struct key *k);
 /* A session encoded and named now (NULL when it cannot be), to be written

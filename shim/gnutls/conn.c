@@ -585,10 +585,10 @@ static bool take_held(struct gconn *c, const void *mine, bool reserve)
     return reserved;
 }
 
-/* A TLS 1.3 ticket the program takes or offers is its own: it leaves the
- * connection and every pool for good, so that no one ticket is offered
- * twice; one it offers loses its reservation too. */
-static void app_owns(gnutls_session_t s, const void *data, size_t size, bool offers)
+/* A TLS 1.3 ticket the program takes or offers is its own (core/ledger.h):
+ * it leaves the connection and every pool; false: it offers one the shim
+ * offered first. */
+static bool app_owns(gnutls_session_t s, const void *data, size_t size, bool offers)
 {
     struct gconn *c = get(s);
     /* What a program takes from a TLS 1.2 session (reusable) or a TLS 1.3
@@ -596,30 +596,30 @@ static void app_owns(gnutls_session_t s, const void *data, size_t size, bool off
      * ticket: it would only push real ones out of the disowned ring. */
     if (data == NULL || size <= 4 ||
         (!offers && G(gnutls_protocol_get_version)(s) != GNUTLS_TLS1_3))
-        return;
+        return true;
     void *mine = gsession_new(data, size, true);
     if (mine == NULL)
-        return;
-    /* One it takes after it went to the store (write_through) comes back
-     * out of the store, for the program may offer it later, and goes back
-     * at exit unless it did (libcurl's handshake hook takes every ticket
-     * for its own cache, which a program run once per request never
-     * offers from). */
-    if (take_held(c, mine, !offers))
+        return true;
+    bool may = true, reserved = take_held(c, mine, !offers);
+    /* One taken after it went to the store (write_through) stays there,
+     * for a process that may end in _exit (glib-networking's and libcurl's
+     * hooks take each ticket for a cache a one-shot never offers from). */
+    if (!offers && (reserved || (c != NULL && c->through && c->key.len != 0)))
         pool_took(&c->key, &gtls_ops, mine);
-    else if (!offers && c != NULL && c->through && c->key.len != 0 && gtls_ops.up_ref(mine))
-        pool_withdraw(&c->key, earned(c, mine), c->gen);
+    else if (offers && gtls_ops.is_tls13(mine))
+        may = pool_app_offers(&gtls_ops, mine);
     else
         pool_discard(NULL, &gtls_ops, mine);
     gtls_ops.free(mine);
+    return may;
 }
 
-void gconn_app_set(gnutls_session_t s, const void *data, size_t size)
+bool gconn_app_set(gnutls_session_t s, const void *data, size_t size)
 {
     struct gconn *c = get(s);
     if (c != NULL && !c->started)
         c->app_data = true;
-    app_owns(s, data, size, true);
+    return app_owns(s, data, size, true);
 }
 
 void gconn_app_took(gnutls_session_t s, const void *data, size_t size)

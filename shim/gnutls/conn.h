@@ -48,8 +48,10 @@ void gconn_io_after(gnutls_session_t s, ssize_t ret, bool sent);
 /* The program's own handshake hook: the shim's stays installed and calls
  * it. False when the session is not followed (the call goes to GnuTLS). */
 bool gconn_app_hook(gnutls_session_t s, unsigned htype, int when, gnutls_handshake_hook_func f);
-/* The program sets session data itself (its own cache), or takes some. */
-void gconn_app_set(gnutls_session_t s, const void *data, size_t size);
+/* The program sets session data itself (its own cache), or takes some.
+ * gconn_app_set false: the shim offered that ticket first, and the data
+ * must not be set. */
+bool gconn_app_set(gnutls_session_t s, const void *data, size_t size);
 void gconn_app_took(gnutls_session_t s, const void *data, size_t size);
 
 /* What the program sets that a verdict depends on. */

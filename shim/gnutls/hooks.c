@@ -9,6 +9,7 @@
 #include "conn.h"
 #include "cred.h"
 #include "init.h"
+#include "log.h"
 #include "prio.h"
 #include "psk.h"
 #include "real.h"
@@ -77,8 +78,13 @@ EXPORT void gnutls_handshake_set_hook_function(gnutls_session_t session, unsigne
 EXPORT int gnutls_session_set_data(gnutls_session_t session, const void *data, size_t size)
 {
     REAL_OR(gnutls_session_set_data, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
-    if (gshim_active())
-        gconn_app_set(session, data, size);
+    /* A ticket the shim offered first (another process took it from the
+     * store) is not offered again: the handshake is a full one, as if the
+     * server had refused it. */
+    if (gshim_active() && !gconn_app_set(session, data, size)) {
+        LOG(LOG_DEBUG, "the application offers a ticket offered already; it offers none");
+        return 0;
+    }
     return real_(session, data, size);
 }
 

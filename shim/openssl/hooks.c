@@ -647,9 +647,9 @@ EXPORT SSL_SESSION *SSL_get1_session(SSL *s)
 
 
 /* A ticket the application serializes may be offered again by it, in
- * this process or a later one (curl's --ssl-sessions file), or never
- * (Node's https Agent dies with the process): it stays the pools' and the
- * store's too, and whoever offers it first has it (pool_claim). */
+ * this process, a child, or a later one (curl's --ssl-sessions file, a
+ * Node program that saves its session events): it is the program's, and
+ * the shim never offers it (core/ledger.h). */
 EXPORT int i2d_SSL_SESSION(const SSL_SESSION *in, unsigned char **pp)
 {
     REAL_OR(i2d_SSL_SESSION, 0, (in, pp));
