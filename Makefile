@@ -74,7 +74,8 @@ TESTBIN := \
     tests/bin/vtimecheck \
     tests/bin/localnettle \
     tests/bin/nodelayclient \
-    tests/bin/corkclient
+    tests/bin/corkclient \
+    tests/bin/halfslot
 
 all: libresumeshim.so build/resumeshim scripts/resumeshim
 
@@ -178,7 +179,8 @@ tests/bin/gnutlsclient tests/bin/verifyedge tests/bin/gnutrust tests/bin/corkcli
 tests/bin/localnettle: tests/localnettle.c | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -ldl
 
-tests/bin/dualclient tests/bin/verifyedge tests/bin/srpclient tests/bin/nodelayclient: tests/connect.h
+tests/bin/dualclient tests/bin/verifyedge tests/bin/srpclient tests/bin/nodelayclient \
+    tests/bin/halfslot: tests/connect.h
 
 # The libraries' word on their release, made up (tests/versions.bats).
 tests/bin/fakever.so: tests/fakever.c tests/fakever.map | tests/bin

@@ -410,6 +410,34 @@ clients_ca() {
     done
 }
 
+@test "a current slot with a certificate and no key (Tcl's tls package) resumes as a client with none; beside a complete slot it is offered nothing and stays current" {
+    local d="$BATS_FILE_TMPDIR/clients" v out0 i
+    clients_ca
+    rsa_client
+    for v in $(versions); do
+        # alone: the client sends no certificate, with or without the shim
+        start_psk $v
+        run timeout 60 "$ROOT/tests/bin/halfslot" "$PORT" 3 "$d/alice.crt"
+        assert_success
+        assert_equal "$(grep -c '^ok=1 reused=0 current=half$' <<< "$output")" 3
+        : > "$SLOG"
+        run env LD_PRELOAD="$PRELOAD" timeout 60 "$ROOT/tests/bin/halfslot" "$PORT" 3 "$d/alice.crt"
+        assert_success
+        assert_equal "$(grep -c 'current=half$' <<< "$output") $(resumed)" "3 2"
+        # beside carol's complete RSA slot, to a server that asks for one
+        start_psk $v --client-ca "$d/ca.pem"
+        run timeout 60 "$ROOT/tests/bin/halfslot" "$PORT" 3 "$d/alice.crt" "$d/carol.crt" "$d/carol.key"
+        out0=$output
+        local seen0
+        seen0=$(for i in 1 2 3; do client_of "$i"; done)
+        run env LD_PRELOAD="$PRELOAD" timeout 60 "$ROOT/tests/bin/halfslot" "$PORT" 3 "$d/alice.crt" \
+            "$d/carol.crt" "$d/carol.key"
+        assert_equal "$output" "$out0"
+        assert_equal "$(for i in 4 5 6; do client_of "$i"; done)" "$seen0"
+        assert_equal "$(offers)" 0
+    done
+}
+
 # carol: an RSA certificate of the clients' CA, beside alice's and bob's
 # ECDSA ones (clients_ca first).
 rsa_client() {

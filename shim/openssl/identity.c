@@ -132,19 +132,44 @@ static bool put_chain_sources(struct key *k, SSL *s, const struct algs *algs)
     return true;
 }
 
+/* A current slot with a certificate and no key, or a key and no
+ * certificate (Tcl's tls package loads the first certificate of the
+ * default CA file as its own, and no key), is never sent: OpenSSL sends a
+ * slot only with both (ssl_has_cert). Where no slot is complete, the
+ * client sends no certificate, as one with none: SSL_CERT_SET_FIRST finds
+ * none and leaves the current slot as it was (ssl_cert_set_current, 3.0.19
+ * and 3.5.7). Where one is, TLS 1.3 may send it and TLS 1.2 sends none: no
+ * resumption, and the half slot is made current again as it was, by
+ * setting its own certificate or key once more (ssl_set_cert and
+ * ssl_set_pkey make the slot they fill current and change nothing else
+ * when it is the same). */
+static const char *half_slot(struct key *k, SSL *s, X509 *current, EVP_PKEY *key)
+{
+    if (R(SSL_ctrl)(s, SSL_CTRL_SET_CURRENT_CERT, SSL_CERT_SET_FIRST, NULL) != 1) {
+        key_put(k, 'k', "", 0);
+        return NULL;
+    }
+    if (current != NULL)
+        R(SSL_use_certificate)(s, current);
+    else
+        R(SSL_use_PrivateKey)(s, key);
+    return "a current certificate slot without its certificate or key, beside a complete one";
+}
+
 const char *identity_put(struct key *k, SSL *s, const struct algs *algs, bool sigalgs)
 {
     pthread_once(&srp_once, find_srp);
     if (srp_user != NULL && srp_user(s) != NULL)
         return "an SRP user name";
     X509 *current = R(SSL_get_certificate)(s);
-    bool has_key = R(SSL_get_privatekey)(s) != NULL;
+    EVP_PKEY *key = R(SSL_get_privatekey)(s);
+    bool has_key = key != NULL;
     if (current == NULL && !has_key) {
         key_put(k, 'k', "", 0);
         return NULL;
     }
     if (current == NULL || !has_key)
-        return "a current certificate slot without its certificate or key";
+        return half_slot(k, s, current, key);
     if (sigalgs)
         return "signature algorithms of the program's own, with a certificate";
     if (algs == NULL || !put_slots(k, s, current, algs) || !put_chain_sources(k, s, algs))
