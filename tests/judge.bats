@@ -504,6 +504,28 @@ client_of() {
     case $line in *status=ok*) sed -n 's/.* client=\([^ ]*\).*/\1/p' <<< "$line" ;; *) echo fail ;; esac
 }
 
+@test "a client-certificate engine: its sessions are never offered, and a program with neither it nor a certificate is refused as without the shim" {
+    local d="$BATS_FILE_TMPDIR/clients" pc="$ROOT/tests/bin/policyclient" v
+    clients_ca
+    export CCENGINE_PEM="$d/alice.pem"
+    for v in $(versions); do
+        start_psk $v --client-ca "$d/ca.pem"
+        rm -rf "$STORE"
+        # libssl asks the engine when the server asks for a certificate:
+        # the server sees alice both times, each in a full handshake.
+        earn 2 "$pc" $v "$PORT" "$CA" engine "$ROOT/tests/bin/ccengine.so"
+        assert_equal "$(client_of 1) $(client_of 2)" "alice alice"
+        run timeout 60 "$pc" $v "$PORT" "$CA" plain
+        assert_failure
+        run shimmed "$pc" $v "$PORT" "$CA" plain
+        assert_failure
+        assert_output "ok=0 reused=-1"
+        assert_equal "$(client_of 4)" fail
+        assert_equal "$(offers)" 0
+        assert_equal "$(resumed)" 0
+    done
+}
+
 @test "a certificate callback is watched: its sessions resume where it never ran, and one not in force is never mistaken for it" {
     clients_ca
     local d="$BATS_FILE_TMPDIR/clients" cc="$ROOT/tests/bin/certcbclient" mode how

@@ -169,7 +169,8 @@ void verdict_key(SSL *s, const struct recorded *conn, const struct ctx_parts *pa
      * of every resumed handshake (judge.c), as a full handshake would. A
      * certificate callback runs only when the server asks for a
      * certificate (certcb.c): sessions are kept only where it did not run.
-     * The older client-certificate callback is not watched: no resumption.
+     * The older client-certificate callback is not watched: no resumption;
+     * nor is a client-certificate engine, which libssl asks first.
      * A connection that asks for a stapled OCSP response is shown, on
      * resumption, the staple its session's full handshake received, and
      * its status callback judges that again (ocsp.c); whether it asks is
@@ -181,6 +182,7 @@ void verdict_key(SSL *s, const struct recorded *conn, const struct ctx_parts *pa
     SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
     enum ocsp_judge judge = ocsp_judge_of(s);
     const char *unjudged = R(SSL_CTX_get_client_cert_cb)(ctx) != NULL ? "a client-certificate callback"
+                           : ctx_rec != NULL && ctx_rec->engine      ? "a client-certificate engine"
                            : judge == OCSP_UNKNOWN                   ? "an unknown OCSP status callback"
                            : later_cert_types(s)                     ? "raw public keys"
                                                                      : unjudgeable(s, conn, ctx_rec);
