@@ -75,7 +75,9 @@ TESTBIN := \
     tests/bin/localnettle \
     tests/bin/nodelayclient \
     tests/bin/corkclient \
-    tests/bin/halfslot
+    tests/bin/halfslot \
+    tests/bin/policyclient \
+    tests/bin/ccengine.so
 
 all: libresumeshim.so build/resumeshim scripts/resumeshim
 
@@ -180,7 +182,11 @@ tests/bin/localnettle: tests/localnettle.c | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -ldl
 
 tests/bin/dualclient tests/bin/verifyedge tests/bin/srpclient tests/bin/nodelayclient \
-    tests/bin/halfslot: tests/connect.h
+    tests/bin/halfslot tests/bin/policyclient: tests/connect.h
+
+# A client-certificate ENGINE, loaded by path (tests/policyclient.c).
+tests/bin/ccengine.so: tests/ccengine.c | tests/bin
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -shared -o $@ $< -lssl -lcrypto
 
 # The libraries' word on their release, made up (tests/versions.bats).
 tests/bin/fakever.so: tests/fakever.c tests/fakever.map | tests/bin

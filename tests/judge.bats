@@ -532,6 +532,55 @@ client_of() {
     case $line in *status=ok*) sed -n 's/.* client=\([^ ]*\).*/\1/p' <<< "$line" ;; *) echo fail ;; esac
 }
 
+@test "a client-certificate engine: its sessions are never offered, and a program with neither it nor a certificate is refused as without the shim" {
+    local d="$BATS_FILE_TMPDIR/clients" pc="$ROOT/tests/bin/policyclient" v
+    clients_ca
+    export CCENGINE_PEM="$d/alice.pem"
+    for v in $(versions); do
+        start_psk $v --client-ca "$d/ca.pem"
+        rm -rf "$STORE"
+        # libssl asks the engine when the server asks for a certificate:
+        # the server sees alice both times, each in a full handshake.
+        earn 2 "$pc" $v "$PORT" "$CA" engine "$ROOT/tests/bin/ccengine.so"
+        assert_equal "$(client_of 1) $(client_of 2)" "alice alice"
+        run timeout 60 "$pc" $v "$PORT" "$CA" plain
+        assert_failure
+        run shimmed "$pc" $v "$PORT" "$CA" plain
+        assert_failure
+        assert_output "ok=0 reused=-1"
+        assert_equal "$(client_of 4)" fail
+        assert_equal "$(offers)" 0
+        assert_equal "$(resumed)" 0
+    done
+}
+
+@test "a security callback of the program's own is offered no session: what it refuses fails as without the shim, what it allows succeeds in a full handshake" {
+    local d="$BATS_FILE_TMPDIR/clients" pc="$ROOT/tests/bin/policyclient" v op
+    clients_ca
+    for v in $(versions); do
+        for op in own sigalg; do
+            start_psk $v --client-ca "$d/ca.pem"
+            rm -rf "$STORE"
+            # OpenSSL's own callback: the second run resumes the first's
+            # session.
+            earn 2 "$pc" $v "$PORT" "$CA" seccb openssl "$d/alice.pem"
+            grep -q '^conn=2 status=ok .*resumed=1 client=alice' "$SLOG"
+            run timeout 60 "$pc" $v "$PORT" "$CA" seccb $op "$d/alice.pem"
+            assert_failure
+            run shimmed "$pc" $v "$PORT" "$CA" seccb $op "$d/alice.pem"
+            assert_failure
+            assert_output "ok=0 reused=-1"
+            assert_equal "$v $op: $(offered_by 4)" "$v $op: -"
+            assert_equal "$(client_of 4)" fail
+            # One that refuses nothing: a full handshake, nothing offered.
+            run shimmed "$pc" $v "$PORT" "$CA" seccb none "$d/alice.pem"
+            assert_success
+            assert_output "ok=1 reused=0"
+            assert_equal "$(offered_by 5)" -
+        done
+    done
+}
+
 @test "a certificate callback is watched: its sessions resume where it never ran, and one not in force is never mistaken for it" {
     clients_ca
     local d="$BATS_FILE_TMPDIR/clients" cc="$ROOT/tests/bin/certcbclient" mode how

@@ -30,6 +30,12 @@ struct ctx_state {
 static int ctx_index = -1;
 static void (*client_session)(SSL *s, SSL_SESSION *sess, bool app_kept);
 static bool serving;
+/* OpenSSL's own security callback, read off a context just made. Every
+ * context and connection starts with the same one (ssl_cert_new sets the
+ * static ssl_security_default_callback, ssl/ssl_cert.c of 3.0.19 and 3.5.7;
+ * the same address from client, server, DTLS and own-library-context
+ * contexts and their connections on Debian's 3.0.19 and 3.5.9). */
+static shim_sec_cb default_sec_cb;
 
 static void free_state(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl,
                        void *argp)
@@ -100,6 +106,8 @@ bool ctx_setup(SSL_CTX *ctx, OSSL_LIB_CTX *libctx, const char *propq)
         return false;
     }
     st->client_only = m == R(TLS_client_method)() || m == R(DTLS_client_method)();
+    if (__atomic_load_n(&default_sec_cb, __ATOMIC_ACQUIRE) == NULL)
+        __atomic_store_n(&default_sec_cb, R(SSL_CTX_get_security_callback)(ctx), __ATOMIC_RELEASE);
     /* Fetched now, while only this thread knows the context. */
     st->own_algs = libctx != NULL || propq != NULL;
     if (st->own_algs)
@@ -113,6 +121,11 @@ bool ctx_setup(SSL_CTX *ctx, OSSL_LIB_CTX *libctx, const char *propq)
     set_app_mode(ctx, st, app_mode(ctx, st));
     R(SSL_CTX_sess_set_new_cb)(ctx, new_session);
     return true;
+}
+
+shim_sec_cb ctx_default_sec_cb(void)
+{
+    return __atomic_load_n(&default_sec_cb, __ATOMIC_ACQUIRE);
 }
 
 /* Where the shim cannot compute, OpenSSL keeps its own ticket keys. */

@@ -28,6 +28,11 @@ bool ctx_setup(SSL_CTX *ctx, OSSL_LIB_CTX *libctx, const char *propq);
  * serves, computes, and has an identity now); then ctx_set_server_tickets
  * says whether it did. */
 bool ctx_may_serve(SSL_CTX *ctx);
+typedef int (*shim_sec_cb)(const SSL *s, const SSL_CTX *ctx, int op, int bits, int nid,
+                           void *other, void *ex);
+/* OpenSSL's default security callback, as every context starts with it;
+ * NULL until the shim set a context up. */
+shim_sec_cb ctx_default_sec_cb(void);
 void ctx_set_server_tickets(SSL_CTX *ctx, bool on);
 /* The algorithms of the context's library context; NULL when it has none
  * (nothing is then computed for it: no resumption, no server tickets). */

@@ -431,6 +431,18 @@ IDENTITY_HOOK(SSL_set_psk_use_session_callback, SSL, s, settings_of,
 IDENTITY_HOOK(SSL_CTX_set_cert_cb, SSL_CTX, ctx, ctx_recorded,
               (SSL_CTX *ctx, shim_cert_cb cb, void *arg), (ctx, cb, arg))
 
+/* A client-certificate engine means no resumption (settings.h). libssl never
+ * calls this itself (objdump -d of Debian's 3.0.19 and 3.5.9). */
+EXPORT int SSL_CTX_set_client_cert_engine(SSL_CTX *ctx, ENGINE *e)
+{
+    REAL_OR(SSL_CTX_set_client_cert_engine, 0, (ctx, e));
+    int ret = ossl_SSL_CTX_set_client_cert_engine(ctx, e);
+    struct recorded *rec = ret == 1 && shim_active() ? ctx_recorded(ctx) : NULL;
+    if (rec != NULL)
+        rec->engine = true;
+    return ret;
+}
+
 /* A context's certificate callback counts as one (above): the connections
  * made before it was set have none, and no hook can tell which (certcb.c).
  * A connection's own runs through a trampoline that tells when it runs. */

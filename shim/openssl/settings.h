@@ -42,6 +42,13 @@ struct recorded {
      * client sends depends on them. A context's reach the connections made
      * after, which no hook can tell from the others: it stays set. */
     bool sigalgs;
+    /* Contexts: a client-certificate ENGINE set (SSL_CTX_set_client_cert_engine),
+     * which libssl asks before the client-certificate callback whenever a
+     * server asks for a certificate (ssl_do_client_cert_cb, ssl/statem/
+     * statem_clnt.c of 3.0.19 and 3.5.7, by the connection's current
+     * context) and which has no getter. OpenSSL cannot unset it (a NULL
+     * engine fails ENGINE_init): it stays set. */
+    bool engine;
 };
 enum setting { SET_PURPOSE, SET_TRUST };
 

@@ -134,11 +134,18 @@ static void put_recorded(struct key *k, const struct recorded *conn, const struc
  * chooses the client's PSK: no judgment of the server can tell whom the
  * client would have been (the server saw the first connection's
  * identity), and a PSK authenticates the server by a key the program
- * chooses, which no chain stands for. */
+ * chooses, which no chain stands for. A security callback other than
+ * OpenSSL's own answers checks a resumed handshake never makes (the
+ * client's own leaf key, SSL_SECOP_EE_KEY; the server's signature
+ * algorithm, SSL_SECOP_SIGALG_CHECK) by anything it likes, so no key holds
+ * it; a NULL one is called unchecked by ssl_security (ssl/ssl_cert.c of
+ * 3.0.19 and 3.5.7), and its full handshake fails as without the shim. */
 static const char *unjudgeable(SSL *s, const struct recorded *conn, const struct recorded *ctx)
 {
     if (R(SSL_ct_is_enabled)(s))
         return "Certificate Transparency";
+    if (R(SSL_get_security_callback)(s) != ctx_default_sec_cb())
+        return "a security callback";
     if ((conn != NULL && conn->identity_cb) || (ctx != NULL && ctx->identity_cb))
         return "a callback choosing the client's PSK";
     return NULL;
@@ -169,7 +176,8 @@ void verdict_key(SSL *s, const struct recorded *conn, const struct ctx_parts *pa
      * of every resumed handshake (judge.c), as a full handshake would. A
      * certificate callback runs only when the server asks for a
      * certificate (certcb.c): sessions are kept only where it did not run.
-     * The older client-certificate callback is not watched: no resumption.
+     * The older client-certificate callback is not watched: no resumption;
+     * nor is a client-certificate engine, which libssl asks first.
      * A connection that asks for a stapled OCSP response is shown, on
      * resumption, the staple its session's full handshake received, and
      * its status callback judges that again (ocsp.c); whether it asks is
@@ -181,6 +189,7 @@ void verdict_key(SSL *s, const struct recorded *conn, const struct ctx_parts *pa
     SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
     enum ocsp_judge judge = ocsp_judge_of(s);
     const char *unjudged = R(SSL_CTX_get_client_cert_cb)(ctx) != NULL ? "a client-certificate callback"
+                           : ctx_rec != NULL && ctx_rec->engine      ? "a client-certificate engine"
                            : judge == OCSP_UNKNOWN                   ? "an unknown OCSP status callback"
                            : later_cert_types(s)                     ? "raw public keys"
                                                                      : unjudgeable(s, conn, ctx_rec);
