@@ -410,6 +410,37 @@ clients_ca() {
     done
 }
 
+@test "the client's private key is its identity too: alice's certificate with another secret behind her public key fails as without the shim" {
+    local d="$BATS_FILE_TMPDIR/clients" t="$BATS_TEST_TMPDIR" v pub priv
+    clients_ca
+    # alice's public point with another key's private scalar: the public
+    # halves match, as SSL_CTX_use_PrivateKey checks, the secret does not
+    openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$t/other.key"
+    pub=$(openssl ec -in "$d/alice.key" -text -noout 2>/dev/null | sed -n '/^pub:/,/^ASN1/p' |
+        grep -v 'pub:\|ASN1' | tr -d ' :\n')
+    priv=$(openssl ec -in "$t/other.key" -text -noout 2>/dev/null | sed -n '/^priv:/,/^pub:/p' |
+        grep -v 'priv:\|pub:' | tr -d ' :\n')
+    printf 'asn1=SEQUENCE:ec\n[ec]\nversion=INT:1\npriv=FORMAT:HEX,OCTETSTRING:%s\n%s\npub=EXPLICIT:1,FORMAT:HEX,BITSTRING:%s\n' \
+        "${priv: -64}" 'params=EXPLICIT:0,OID:prime256v1' "$pub" > "$t/bad.cnf"
+    openssl asn1parse -genconf "$t/bad.cnf" -out "$t/bad.der" > /dev/null
+    openssl ec -inform DER -in "$t/bad.der" -out "$t/bad.key" 2>/dev/null
+    cmp <(openssl pkey -in "$t/bad.key" -pubout) <(openssl x509 -in "$d/alice.crt" -pubkey -noout)
+    cat "$d/alice.crt" "$t/bad.key" > "$t/bad.pem"
+    for v in $(versions); do
+        start_psk $v --client-ca "$d/ca.pem"
+        rm -rf "$STORE"
+        earn 2 "$CLIENT" $v --cafile "$CA" --client-cert "$d/alice.pem" --n 1 "$PORT"
+        grep -q "^conn=2 status=ok .*resumed=1" "$SLOG"
+        run client $v --cafile "$CA" --client-cert "$t/bad.pem" --n 1 "$PORT"
+        assert_failure
+        run shimmed "$CLIENT" $v --cafile "$CA" --client-cert "$t/bad.pem" --n 1 "$PORT"
+        assert_failure
+        assert_output --partial "reused=0 of=1 failed=1"
+        assert_equal "$(grep -c 'status=ok' "$SLOG")" 2
+        [ "$(offered_by 4)" = - ]
+    done
+}
+
 @test "a current slot with a certificate and no key (Tcl's tls package) resumes as a client with none; beside a complete slot it is offered nothing and stays current" {
     local d="$BATS_FILE_TMPDIR/clients" v out0 i
     clients_ca

@@ -87,8 +87,24 @@ static bool put_certs(struct key *k, char tag, const STACK_OF(X509) *sk, const s
     return true;
 }
 
-/* Each complete slot, its chain, and which is current; false when one
- * cannot be read or the current slot cannot be put back. */
+/* The private key, which only a full handshake proves (the client's
+ * CertificateVerify): one whose public half is the certificate's and whose
+ * secret is not fails there. A key that cannot be written out (on a
+ * token) cannot be told from another: no resumption. */
+static bool put_private(struct key *k, SSL *s, const struct algs *algs)
+{
+    unsigned char *der = NULL, md[32];
+    int len = R(i2d_PrivateKey)(R(SSL_get_privatekey)(s), &der);
+    bool ok = len > 0 && algs_sha256(algs, der, (size_t)len, md);
+    if (len > 0)
+        R(CRYPTO_clear_free)(der, (size_t)len, OPENSSL_FILE, OPENSSL_LINE);
+    if (ok)
+        key_put(k, 'p', md, sizeof md);
+    return ok;
+}
+
+/* Each complete slot, its private key, its chain, and which is current;
+ * false when one cannot be read or the current slot cannot be put back. */
 static bool put_slots(struct key *k, SSL *s, X509 *current, const struct algs *algs)
 {
     bool ok = true;
@@ -98,7 +114,8 @@ static bool put_slots(struct key *k, SSL *s, X509 *current, const struct algs *a
         X509 *x = R(SSL_get_certificate)(s);
         STACK_OF(X509) *chain = NULL;
         R(SSL_ctrl)(s, SSL_CTRL_GET_CHAIN_CERTS, 0, &chain);
-        ok = ok && x != NULL && put_cert(k, 'k', x, algs) && put_certs(k, 'h', chain, algs);
+        ok = ok && x != NULL && put_cert(k, 'k', x, algs) && put_private(k, s, algs) &&
+             put_certs(k, 'h', chain, algs);
         if (x == current)
             key_put_num(k, '*', (uint64_t)at);
     }
