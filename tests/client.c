@@ -58,6 +58,9 @@
  *                     each file in turn, one certificate slot each (by key
  *                     type), the last one current
  *   --verify-cb       install a verify callback (accepts what OpenSSL did)
+ *   --swap-cert F     with --verify-cb: the callback makes the certificate and
+ *                     key in PEM file F the connection's own, at the server's
+ *                     leaf (a client that picks its identity mid-handshake)
  *   --cert-verify-cb  install a certificate-verify callback (runs OpenSSL's)
  *   --ocsp-cb POLICY  install an OCSP status callback that judges the
  *                     stapled response by POLICY: any (accepts anything),
@@ -231,10 +234,17 @@ static const struct profile *verifying(X509_STORE_CTX *store)
     return s != NULL ? SSL_CTX_get_app_data(SSL_get_SSL_CTX(s)) : NULL;
 }
 
+static const char *swap_cert;
+
 static int verify_cb(int ok, X509_STORE_CTX *store)
 {
     const struct profile *p = verifying(store);
     if (p == NULL)
+        return 0;
+    SSL *s = X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx());
+    if (swap_cert && X509_STORE_CTX_get_error_depth(store) == 0 &&
+        (SSL_use_certificate_file(s, swap_cert, SSL_FILETYPE_PEM) != 1 ||
+         SSL_use_PrivateKey_file(s, swap_cert, SSL_FILETYPE_PEM) != 1))
         return 0;
     if (X509_STORE_CTX_get_error_depth(store) == 0)
         __atomic_fetch_add(&verified_leaf, 1, __ATOMIC_RELAXED);
@@ -743,6 +753,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--ciphers")) prof->ciphers = argv[++i];
         else if (!strcmp(a, "--client-cert")) prof->client_cert = argv[++i];
         else if (!strcmp(a, "--verify-cb")) prof->verify_cb = 1;
+        else if (!strcmp(a, "--swap-cert") && i + 1 < argc) swap_cert = argv[++i];
         else if (!strcmp(a, "--cert-verify-cb")) prof->cert_verify_cb = 1;
         else if (!strcmp(a, "--ocsp-cb")) prof->ocsp_cb = argv[++i];
         else if (!strcmp(a, "--ocsp-request")) prof->ocsp_request = 1;

@@ -441,6 +441,25 @@ clients_ca() {
     done
 }
 
+@test "a certificate the program makes its own during the handshake: the session is not kept under the identity it began with" {
+    local d="$BATS_FILE_TMPDIR/clients" v
+    clients_ca
+    for v in $(versions); do
+        start_psk $v --client-ca "$d/ca.pem"
+        rm -rf "$STORE"
+        # configured as alice, its verify callback makes bob its own: bob
+        # is who the server sees, and nothing is kept for alice
+        earn 2 "$CLIENT" $v --cafile "$CA" --client-cert "$d/alice.pem" --verify-cb \
+            --swap-cert "$d/bob.pem" --n 1 "$PORT"
+        assert_equal "$(client_of 1) $(client_of 2)" "bob bob"
+        # alice, no swap: alice, as without the shim
+        run shimmed "$CLIENT" $v --cafile "$CA" --client-cert "$d/alice.pem" --n 1 "$PORT"
+        assert_success
+        assert_equal "$(client_of 3)" alice
+        assert_equal "$(offers)" 0
+    done
+}
+
 @test "a current slot with a certificate and no key (Tcl's tls package) resumes as a client with none; beside a complete slot it is offered nothing and stays current" {
     local d="$BATS_FILE_TMPDIR/clients" v out0 i
     clients_ca

@@ -40,6 +40,7 @@ struct conn {
     bool judged;            /* the status callback saw the kept staple */
     bool refused;           /* the judge refused the resumed connection */
     bool cert_asked;        /* a certificate callback ran (certcb.c) */
+    unsigned char identity[32]; /* the client's, as the handshake began */
     bool pending;           /* ...or a verify callback suspended the judgment */
     int refusal;            /* the reason pushed for it (SSL_R_...) */
     bool push;              /* a resumed TLS 1.2 handshake's first write waits (tcp.c) */
@@ -314,6 +315,8 @@ void conn_begin(SSL *s)
     c->gen = pool_generation();
     stat_add(ST_HANDSHAKES);
     verdict_key(s, settings_peek(s), &parts, store_on(), &c->key);
+    if (c->key.len != 0 && !verdict_identity(s, &parts, c->identity))
+        key_fail(&c->key);
     SSL_SESSION *own = R(SSL_get_session)(s);
     /* The application offers a session of its own (or SSL_clear kept the
      * last one): leave it alone, and make sure no pool or store hands the
@@ -571,13 +574,27 @@ bool conn_after(SSL *s, int ret, enum io io)
     return false;
 }
 
+/* A program may make another certificate the connection's own inside the
+ * handshake (SSL_use_certificate in a verify callback): the session then
+ * stands for a client the key does not name. */
+static bool same_identity(const struct conn *c, SSL *s)
+{
+    struct ctx_parts parts;
+    unsigned char now[32];
+    bool same = ctx_connecting(R(SSL_get_SSL_CTX)(s), &parts) &&
+                verdict_identity(s, &parts, now) && memcmp(now, c->identity, sizeof now) == 0;
+    if (!same)
+        LOG(LOG_DEBUG, "not kept: the client's identity changed during the handshake");
+    return same;
+}
+
 void conn_session(SSL *s, SSL_SESSION *sess, bool app_kept)
 {
     struct conn *c = get(s);
     /* A session earned after a certificate callback ran may hold the
      * identity it chose, which no key can show. */
     if (c == NULL || !c->started || c->key.len == 0 || c->cert_asked ||
-        !R(SSL_SESSION_is_resumable)(sess))
+        !R(SSL_SESSION_is_resumable)(sess) || !same_identity(c, s))
         return;
     /* A handshake run inside SSL_read receives its TLS 1.3 tickets in the
      * same call, before conn_after can notice the handshake ended. */

@@ -230,6 +230,15 @@ void verdict_key(SSL *s, const struct recorded *conn, const struct ctx_parts *pa
     key_end(k);
 }
 
+bool verdict_identity(SSL *s, const struct ctx_parts *ctx, unsigned char out[32])
+{
+    /* (a key only as a buffer: 2 kB on the stack) */
+    struct key k;
+    key_begin(&k, &ossl_ops, KEY_OPENSSL_CLIENT);
+    return identity_put(&k, s, ctx->algs, false) == NULL && k.len != 0 &&
+           algs_sha256(ctx->algs, k.bytes, k.len, out);
+}
+
 /* Every certificate the connection can present. OpenSSL picks one per
  * handshake (by the client's signature algorithms) after it decrypted the
  * client's ticket, so the current one alone would differ between issuing

@@ -21,6 +21,11 @@
  * context's parts. listed: fill the name the store lists the server under. */
 void verdict_key(SSL *s, const struct recorded *conn, const struct ctx_parts *ctx, bool listed,
                  struct key *k);
+/* A digest of the identity the client would present now (identity.c);
+ * false when it cannot be read. Taken as the handshake begins and again
+ * when a session is kept, which a program that changed its certificate
+ * in between does not earn under the key it began with. */
+bool verdict_identity(SSL *s, const struct ctx_parts *ctx, unsigned char out[32]);
 /* The fingerprint of a server connection's configuration: what a ticket it
  * issues may be accepted under. False when it cannot be told apart. */
 bool verdict_server_conf(SSL *s, const struct recorded *conn, const struct ctx_parts *ctx,
