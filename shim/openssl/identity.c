@@ -52,19 +52,25 @@
  *
  * PSK callbacks, the client-certificate callback and certificate
  * callbacks are told apart elsewhere (verdict.c, certcb.c). */
-#include <pthread.h>
 #include <stdint.h>
 
 #include "identity.h"
 #include "trust.h"
 
 typedef char *(*srp_user_fn)(SSL *s);
-static srp_user_fn srp_user;
-static pthread_once_t srp_once = PTHREAD_ONCE_INIT;
 
-static void find_srp(void)
+/* Looked up by hand (a libssl built without SRP lacks it), once; two
+ * threads that both look store the same. */
+static srp_user_fn srp_user(void)
 {
-    srp_user = (srp_user_fn)real_lookup("SSL_get_srp_username");
+    static srp_user_fn fn;
+    static bool looked;
+    if (!__atomic_load_n(&looked, __ATOMIC_ACQUIRE)) {
+        __atomic_store_n(&fn, (srp_user_fn)real_lookup("SSL_get_srp_username"),
+                         __ATOMIC_RELEASE);
+        __atomic_store_n(&looked, true, __ATOMIC_RELEASE);
+    }
+    return __atomic_load_n(&fn, __ATOMIC_ACQUIRE);
 }
 
 static bool put_cert(struct key *k, char tag, X509 *x, const struct algs *algs)
@@ -175,8 +181,8 @@ static const char *half_slot(struct key *k, SSL *s, X509 *current, EVP_PKEY *key
 
 const char *identity_put(struct key *k, SSL *s, const struct algs *algs, bool sigalgs)
 {
-    pthread_once(&srp_once, find_srp);
-    if (srp_user != NULL && srp_user(s) != NULL)
+    srp_user_fn user = srp_user();
+    if (user != NULL && user(s) != NULL)
         return "an SRP user name";
     X509 *current = R(SSL_get_certificate)(s);
     EVP_PKEY *key = R(SSL_get_privatekey)(s);
