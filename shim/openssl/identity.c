@@ -59,18 +59,12 @@
 
 typedef char *(*srp_user_fn)(SSL *s);
 
-/* Looked up by hand (a libssl built without SRP lacks it), once; two
- * threads that both look store the same. */
-static srp_user_fn srp_user(void)
+/* Looked up by hand, at set-up (a libssl built without SRP lacks it). */
+static srp_user_fn srp_user;
+
+void identity_init(void)
 {
-    static srp_user_fn fn;
-    static bool looked;
-    if (!__atomic_load_n(&looked, __ATOMIC_ACQUIRE)) {
-        __atomic_store_n(&fn, (srp_user_fn)real_lookup("SSL_get_srp_username"),
-                         __ATOMIC_RELEASE);
-        __atomic_store_n(&looked, true, __ATOMIC_RELEASE);
-    }
-    return __atomic_load_n(&fn, __ATOMIC_ACQUIRE);
+    srp_user = (srp_user_fn)real_lookup("SSL_get_srp_username");
 }
 
 static bool put_cert(struct key *k, char tag, X509 *x, const struct algs *algs)
@@ -181,8 +175,7 @@ static const char *half_slot(struct key *k, SSL *s, X509 *current, EVP_PKEY *key
 
 const char *identity_put(struct key *k, SSL *s, const struct algs *algs, bool sigalgs)
 {
-    srp_user_fn user = srp_user();
-    if (user != NULL && user(s) != NULL)
+    if (srp_user != NULL && srp_user(s) != NULL)
         return "an SRP user name";
     X509 *current = R(SSL_get_certificate)(s);
     EVP_PKEY *key = R(SSL_get_privatekey)(s);

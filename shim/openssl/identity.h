@@ -13,6 +13,8 @@
  * or why the shim cannot tell them (no session is offered then).
  * sigalgs: the program set signature algorithms on the connection or its
  * context (settings.h). */
+/* At set-up, before any connection. */
+void identity_init(void);
 const char *identity_put(struct key *k, SSL *s, const struct algs *algs, bool sigalgs);
 
 #endif

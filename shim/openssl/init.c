@@ -10,6 +10,7 @@
 #include "config.h"
 #include "conn.h"
 #include "ctx.h"
+#include "identity.h"
 #include "init.h"
 #include "log.h"
 #include "ocsp.h"
@@ -64,6 +65,7 @@ static void init_once(void)
     ocsp_init(conn_status_before, conn_status_after);
     trust_init();
     sigcache_init();
+    identity_init();
     if (serving)
         server_init(cfg->rotate);
     __atomic_store_n(&active, true, __ATOMIC_RELEASE);
