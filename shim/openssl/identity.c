@@ -105,7 +105,8 @@ static bool put_private(struct key *k, SSL *s, const struct algs *algs)
 
 /* Each complete slot, its private key, its chain, and which is current;
  * false when one cannot be read or the current slot cannot be put back. */
-static bool put_slots(struct key *k, SSL *s, X509 *current, const struct algs *algs)
+static bool put_slots(struct key *k, SSL *s, X509 *current, bool which,
+                      const struct algs *algs)
 {
     bool ok = true;
     long at = 0;
@@ -116,7 +117,7 @@ static bool put_slots(struct key *k, SSL *s, X509 *current, const struct algs *a
         R(SSL_ctrl)(s, SSL_CTRL_GET_CHAIN_CERTS, 0, &chain);
         ok = ok && x != NULL && put_cert(k, 'k', x, algs) && put_private(k, s, algs) &&
              put_certs(k, 'h', chain, algs);
-        if (x == current)
+        if (which && x == current)
             key_put_num(k, '*', (uint64_t)at);
     }
     bool back = false;
@@ -173,7 +174,8 @@ static const char *half_slot(struct key *k, SSL *s, X509 *current, EVP_PKEY *key
     return "a current certificate slot without its certificate or key, beside a complete one";
 }
 
-const char *identity_put(struct key *k, SSL *s, const struct algs *algs, bool sigalgs)
+const char *identity_put(struct key *k, SSL *s, const struct algs *algs, bool sigalgs,
+                         bool which)
 {
     if (srp_user != NULL && srp_user(s) != NULL)
         return "an SRP user name";
@@ -188,7 +190,7 @@ const char *identity_put(struct key *k, SSL *s, const struct algs *algs, bool si
         return half_slot(k, s, current, key);
     if (sigalgs)
         return "signature algorithms of the program's own, with a certificate";
-    if (algs == NULL || !put_slots(k, s, current, algs) || !put_chain_sources(k, s, algs))
+    if (algs == NULL || !put_slots(k, s, current, which, algs) || !put_chain_sources(k, s, algs))
         return "a certificate that cannot be read";
     return NULL;
 }

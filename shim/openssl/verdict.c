@@ -219,7 +219,8 @@ void verdict_key(SSL *s, const struct recorded *conn, const struct ctx_parts *pa
     put_store(k, 'S', own, algs);
     const char *unknown = identity_put(k, s, algs,
                                        (conn != NULL && conn->sigalgs) ||
-                                           (ctx_rec != NULL && ctx_rec->sigalgs));
+                                           (ctx_rec != NULL && ctx_rec->sigalgs),
+                                       true);
     if (unknown != NULL) {
         LOG(LOG_DEBUG, "no resumption: %s", unknown);
         key_fail(k);
@@ -235,7 +236,7 @@ bool verdict_identity(SSL *s, const struct ctx_parts *ctx, unsigned char out[32]
     /* (a key only as a buffer: 2 kB on the stack) */
     struct key k;
     key_begin(&k, &ossl_ops, KEY_OPENSSL_CLIENT);
-    return identity_put(&k, s, ctx->algs, false) == NULL && k.len != 0 &&
+    return identity_put(&k, s, ctx->algs, false, false) == NULL && k.len != 0 &&
            algs_sha256(ctx->algs, k.bytes, k.len, out);
 }
 
