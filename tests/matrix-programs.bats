@@ -473,8 +473,12 @@ same_output() {
 # (PHP 8.2's RTLD_DEEPBIND), the shim leaves it alone: nothing offered, not
 # even from the store, where curl's command leaves sessions under the same
 # configuration. Where it does not (PHP 8.4), it is libcurl as any program
-# has it, and resumes.
+# has it: it resumes, but for the TLS 1.3 tickets a libcurl that serializes
+# them holds itself.
 # (The sanitizer runtime refuses RTLD_DEEPBIND: the plain build, always.)
+# The libcurl programs load.
+curl_lib() { ldconfig -p | awk '/libcurl\.so\.4 .*x86-64/ { print $NF; exit }'; }
+
 @test "PHP's curl extension: left alone where its libcurl binds past the preload, resumed where it does not" {
     local v deep=0 with
     php_deepbinds && deep=1
@@ -496,12 +500,25 @@ same_output() {
         else
             assert_line --partial "handshakes=$N "
             with=$([ $v = 12 ] && echo 0 || echo $((N - 1)))
+            # a libcurl that serializes its sessions for its own cache
+            # (i2d_SSL_SESSION: 8.14, not 7.88) holds every TLS 1.3 ticket
+            # it may offer itself: the shim offers none of them, and each
+            # handle's cache dies with it, as without the shim
+            if [ $v = 13 ] && objdump -T "$(curl_lib)" | grep -q 'i2d_SSL_SESSION'; then
+                with=0
+            fi
         fi
         counted nginx${v/stateful/-stateful} $with env LD_PRELOAD="$SHIM" php "$P/curl.php" \
             localhost @PORT@ "$N" "$CA"
     done
     per_process nginx13 $((N - 1)) curl -sS --cacert "$CA" https://localhost:@PORT@/
-    counted nginx13 $(( deep ? 0 : N )) env LD_PRELOAD="$SHIM" \
+    # From the store, every request resumes; where libcurl serializes its
+    # tickets, only those the store held: the curl command's runs leave two
+    # (nginx hands out two after a full handshake, one after a resumed one,
+    # and each run takes one), and the process's own are its libcurl's.
+    with=$N
+    objdump -T "$(curl_lib)" | grep -q 'i2d_SSL_SESSION' && with=2
+    counted nginx13 $(( deep ? 0 : with )) env LD_PRELOAD="$SHIM" \
         RESUMESHIM_STORE="$BATS_TEST_TMPDIR/store" php "$P/curl.php" localhost @PORT@ "$N" "$CA"
 }
 
