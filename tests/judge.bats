@@ -879,6 +879,50 @@ stop_last_server() {
 
 # A pinning Python program checks the server's key after the handshake and
 # closes the socket unused: the SSL is freed, never shut down.
+@test "through an HTTP proxy (the socket is the proxy's), a session earned on one port of a name is never offered to another: urllib and wget fail as without the shim" {
+    local t="$BATS_TEST_TMPDIR" good bad pp i
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$t/bad.key" \
+        -out "$t/bad.pem" -days 2 -subj /CN=localhost -addext subjectAltName=DNS:localhost 2>/dev/null
+    # two servers that take each other's tickets; the second's certificate
+    # is one the client does not trust
+    start_psk --tls13 --ticket-keys proxied
+    good=$PORT
+    start_psk --tls13 --ticket-keys proxied --cert "$t/bad.pem" --key "$t/bad.key"
+    bad=$PORT
+    "$PY" "$ROOT/tests/servers/connectproxy.py" "$t/pp" 3>&- &
+    echo $! >> "$BATS_TEST_TMPDIR/pids"
+    for i in $(seq 100); do [ -s "$t/pp" ] && break; sleep 0.05; done
+    pp=$(cat "$t/pp")
+    cat > "$t/fetch.py" <<PY
+import sys, ssl, urllib.request
+ctx = ssl.create_default_context(cafile="$CA")
+o = urllib.request.build_opener(urllib.request.HTTPSHandler(context=ctx),
+    urllib.request.ProxyHandler({"https": "http://127.0.0.1:$pp"}))
+try:
+    print("ok", o.open("https://localhost:%s/" % sys.argv[1], timeout=20).status)
+except Exception as e:
+    print("fail"); sys.exit(1)
+PY
+    run timeout 60 "$PY" "$t/fetch.py" "$bad"
+    assert_failure
+    rm -rf "$STORE"
+    run shimmed "$PY" "$t/fetch.py" "$good"
+    assert_success
+    run shimmed "$PY" "$t/fetch.py" "$bad"
+    assert_failure
+    assert_output fail
+    # wget (GnuTLS): its transport is the proxy's socket too
+    local w=(wget -q -O /dev/null --ca-certificate="$CA" -e use_proxy=on
+        -e "https_proxy=http://127.0.0.1:$pp")
+    rm -rf "$STORE"
+    run shimmed "${w[@]}" "https://localhost:$good/"
+    assert_success
+    run shimmed "${w[@]}" "https://localhost:$bad/"
+    assert_equal "$status" 5
+    # nothing was offered to the second server
+    [ -z "$(sed -n 's/.*offered=//p' "$SLOG" | grep -v '^-$')" ]
+}
+
 @test "Python pinning the new key of a renewed server, TLS 1.3 and 1.2: one run fails at most" {
     make_leaf renewed localhost
     cat > "$BATS_TEST_TMPDIR/pin.py" <<'PY'

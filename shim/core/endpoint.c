@@ -34,7 +34,7 @@
  * socket can be told this way at a reasonable cost. */
 #define MAX_FDS 256
 
-static bool fresh_tcp(int fd)
+bool endpoint_fresh(int fd)
 {
     struct tcp_info ti;
     socklen_t len = sizeof ti;
@@ -84,7 +84,7 @@ int endpoint_fresh_socket(void)
         }
     }
     closedir(d);
-    if (doubt || found < 0 || !fresh_tcp(found))
+    if (doubt || found < 0 || !endpoint_fresh(found))
         return -1;
     return found;
 }

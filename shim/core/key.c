@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include "endpoint.h"
 #include "key.h"
 
 void key_begin(struct key *k, const struct tls_ops *ops, enum key_kind kind)
@@ -56,7 +57,14 @@ void key_put_str(struct key *k, char tag, const char *s)
 
 /* A session is offered where it was earned only: to the same name and
  * port, or without a name to the same address. A connection whose socket
- * is not known exactly has no key. */
+ * is not known exactly has no key; nor has one whose TCP socket carried
+ * bytes before the handshake began: a program that tunnels through an
+ * HTTP proxy (Python's urllib, wget) hands TLS the proxy's socket, whose
+ * port is the proxy's, the same for every port of a name behind it (a
+ * session earned on one port was offered to another, whose server shared
+ * the ticket keys and whose certificate the client did not trust). A
+ * program that speaks before its handshake on a direct connection
+ * (STARTTLS) is not told from one that tunnels: no key either. */
 void key_put_peer(struct key *k, const char *sni, int fd, bool listed)
 {
     struct sockaddr_storage ss;
@@ -65,6 +73,8 @@ void key_put_peer(struct key *k, const char *sni, int fd, bool listed)
     uint16_t port = 0;
     const void *addr = NULL;
     size_t alen = 0;
+    if (have && (ss.ss_family == AF_INET || ss.ss_family == AF_INET6) && !endpoint_fresh(fd))
+        have = false;
     if (have && ss.ss_family == AF_INET) {
         const struct sockaddr_in *in = (const struct sockaddr_in *)&ss;
         port = ntohs(in->sin_port);
