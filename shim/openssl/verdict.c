@@ -236,8 +236,17 @@ bool verdict_identity(SSL *s, const struct ctx_parts *ctx, unsigned char out[32]
     /* (a key only as a buffer: 2 kB on the stack) */
     struct key k;
     key_begin(&k, &ossl_ops, KEY_OPENSSL_CLIENT);
-    return identity_put(&k, s, ctx->algs, false, false) == NULL && k.len != 0 &&
-           algs_sha256(ctx->algs, k.bytes, k.len, out);
+    if (identity_put(&k, s, ctx->algs, false, false) != NULL || k.len == 0)
+        return false;
+    /* A client without a certificate is a few bytes, kept as they are
+     * (its length first): a digest would cost more than the rest. */
+    if (k.len < 32) {
+        memset(out, 0, 32);
+        out[0] = (unsigned char)k.len;
+        memcpy(out + 1, k.bytes, k.len);
+        return true;
+    }
+    return algs_sha256(ctx->algs, k.bytes, k.len, out);
 }
 
 /* Every certificate the connection can present. OpenSSL picks one per
