@@ -25,8 +25,6 @@
  * memo's 1,280 bytes; a larger one is checked every time. */
 #include <dlfcn.h>
 #include <link.h>
-#include <pthread.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,41 +130,33 @@ static void *nettle_real(const char *name, void *self)
     return p;
 }
 
-/* How many objects the process has unloaded so far (glibc's dlpi_subs,
- * the same in every entry); ~0 where the loader does not say. */
-static int read_unloads(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    *(unsigned long long *)arg =
-        size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs
-            ? info->dlpi_subs
-            : ~0ULL;
-    return 1;
-}
-
-/* A function of Nettle's, found again whenever an object went since it
- * was found: a Nettle in a plugin may be unloaded and loaded elsewhere,
- * and a function kept from before would be code that is gone. */
+/* A function of Nettle's, found once and kept: the library it lies in is
+ * made to stay loaded (RTLD_NODELETE, as real.c keeps libgnutls), so a
+ * Nettle a plugin brought and unloads cannot leave the shim calling code
+ * that is gone. Where it cannot be kept, it is found again at each call. */
 struct real {
     const char *name;
     void *self;
-    pthread_mutex_t lock;
-    void *fn;
-    unsigned long long unloads;
+    void *fn; /* kept: found, and its library made to stay */
 };
 
-#define REAL(name_, self_) {.name = name_, .self = self_, .lock = PTHREAD_MUTEX_INITIALIZER}
+#define REAL(name_, self_) {.name = name_, .self = self_}
+
+static bool keep_loaded(void *fn)
+{
+    Dl_info info;
+    return dladdr(fn, &info) != 0 && info.dli_fname != NULL &&
+           dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE) != NULL;
+}
 
 static void *real_of(struct real *r)
 {
-    unsigned long long unloads = ~0ULL;
-    dl_iterate_phdr(read_unloads, &unloads);
-    pthread_mutex_lock(&r->lock);
-    if (r->fn == NULL || r->unloads != unloads || unloads == ~0ULL) {
-        r->fn = nettle_real(r->name, r->self);
-        r->unloads = unloads;
-    }
-    void *fn = r->fn;
-    pthread_mutex_unlock(&r->lock);
+    void *fn = __atomic_load_n(&r->fn, __ATOMIC_ACQUIRE);
+    if (fn != NULL)
+        return fn;
+    fn = nettle_real(r->name, r->self);
+    if (fn != NULL && keep_loaded(fn))
+        __atomic_store_n(&r->fn, fn, __ATOMIC_RELEASE);
     return fn;
 }
 
