@@ -27,12 +27,14 @@ VERSION := $(shell sed -n 's/^\#define VERSION "\(.*\)"$$/\1/p' cmd/resumeshim.c
 # Two layers: shim/core/ knows no TLS library (sessions reach it through
 # include/seam.h); a backend a library: shim/openssl/ and shim/gnutls/,
 # each speaking its library and driving the core.
-CORE_SRCS := $(wildcard shim/core/*.c)
-OSSL_SRCS := $(wildcard shim/openssl/*.c)
-GTLS_SRCS := $(wildcard shim/gnutls/*.c)
+# A layer's rooms are its folders, one level deep; a room's file names the
+# layer's own headers by name (-Ishim/LAYER), its room's by path.
+CORE_SRCS := $(wildcard shim/core/*.c shim/core/*/*.c)
+OSSL_SRCS := $(wildcard shim/openssl/*.c shim/openssl/*/*.c)
+GTLS_SRCS := $(wildcard shim/gnutls/*.c shim/gnutls/*/*.c)
 SRCS := $(CORE_SRCS) $(OSSL_SRCS) $(GTLS_SRCS)
 OBJS := $(SRCS:shim/%.c=build/obj/%.o)
-HDRS := $(wildcard include/*.h shim/*/*.h shim/*/*.def)
+HDRS := $(wildcard include/*.h shim/*/*.h shim/*/*.def shim/*/*/*.h shim/*/*/*.def)
 CMD_SRCS := $(wildcard cmd/*.c)
 CMD_OBJS := $(CMD_SRCS:cmd/%.c=build/obj/cmd/%.o)
 # The core rooms the command links: the store, and what it calls.
@@ -113,23 +115,28 @@ FORCE:
 
 # Each object depends on the headers it includes (-MMD), and on nothing
 # else: an edit rebuilds what it touches.
-build/obj/core build/obj/openssl build/obj/gnutls build/obj/cmd build/obj/cmd/core build/install:
+build/install:
 	mkdir -p $@
 
-build/obj/core/%.o: shim/core/%.c | build/obj/core
+build/obj/core/%.o: shim/core/%.c
+	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
-build/obj/openssl/%.o: shim/openssl/%.c | build/obj/openssl
+build/obj/openssl/%.o: shim/openssl/%.c
+	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Ishim/openssl -MMD -MP -c -o $@ $<
 
-build/obj/gnutls/%.o: shim/gnutls/%.c | build/obj/gnutls
+build/obj/gnutls/%.o: shim/gnutls/%.c
+	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Ishim/gnutls -MMD -MP -c -o $@ $<
 
-build/obj/cmd/%.o: cmd/%.c | build/obj/cmd
+build/obj/cmd/%.o: cmd/%.c
+	@mkdir -p $(@D)
 	$(CMD_CC) $(CFLAGS) $(CMD_CFLAGS) -MMD -MP -c -o $@ $<
 
 # The same core sources, compiled for the command's C library.
-build/obj/cmd/core/%.o: shim/core/%.c | build/obj/cmd/core
+build/obj/cmd/core/%.o: shim/core/%.c
+	@mkdir -p $(@D)
 	$(CMD_CC) $(CFLAGS) $(CMD_CFLAGS) -MMD -MP -c -o $@ $<
 
 -include $(OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(CMD_CORE_OBJS:.o=.d)
@@ -223,7 +230,7 @@ tests/bin/vtimecheck: tests/vtimecheck.c shim/openssl/vtime.c shim/openssl/vtime
 # so it also proves the core stands without OpenSSL.
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 tests/bin/unit: $(UNIT_SRCS) $(wildcard tests/unit/*.h) $(CORE_SRCS) cmd/sha256.c cmd/sha256.h \
-                $(wildcard include/*.h shim/core/*.h) | tests/bin
+                $(wildcard include/*.h shim/core/*.h shim/core/*/*.h) | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -Iinclude -Ishim/core \
 	    -Itests/unit -Icmd $(SAN) -o $@ $(UNIT_SRCS) $(CORE_SRCS) cmd/sha256.c -lpthread
 
@@ -241,7 +248,7 @@ build/asan/libresumeshim.so: $(SRCS) $(HDRS) build/shim.map
 	mkdir -p build/asan
 	rm -f build/asan/*.o
 	for f in $(SRCS); do \
-	    $(CC) $(CFLAGS) -I$${f%/*} $(SAN) -c -o build/asan/$$(echo $${f#shim/} | tr / -).o $$f \
+	    $(CC) $(CFLAGS) -I$$(echo $$f | cut -d/ -f1-2) $(SAN) -c -o build/asan/$$(echo $${f#shim/} | tr / -).o $$f \
 	    || exit 1; done
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ build/asan/*.o $(LDLIBS)
 
