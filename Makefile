@@ -221,9 +221,9 @@ tests/bin/fuzzstore: tests/fuzzstore.c shim/core/record.c shim/core/util.c shim/
 	    tests/fuzzstore.c shim/core/record.c shim/core/util.c
 
 # The shim's validity-time answers against libcrypto's own.
-tests/bin/vtimecheck: tests/vtimecheck.c shim/openssl/vtime.c shim/openssl/vtime.h | tests/bin
+tests/bin/vtimecheck: tests/vtimecheck.c shim/openssl/judge/vtime.c shim/openssl/judge/vtime.h | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror $(SAN) -o $@ \
-	    tests/vtimecheck.c shim/openssl/vtime.c -lcrypto
+	    tests/vtimecheck.c shim/openssl/judge/vtime.c -lcrypto
 
 # The unit tier: the core alone, driven by a fake backend (tests/unit/),
 # under the sanitizers. It links no TLS library and sees no backend header,

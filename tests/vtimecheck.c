@@ -1,4 +1,4 @@
-/* The shim's answer to X509_cmp_time (shim/openssl/vtime.c) against
+/* The shim's answer to X509_cmp_time (shim/openssl/judge/vtime.c) against
  * libcrypto's own, over validity times of every form and field at and
  * beyond its range and moments around each: prints the count compared and
  * each difference; exits 1 on any. */
@@ -10,7 +10,7 @@
 #include <openssl/err.h>
 #include <openssl/x509.h>
 
-#include "../shim/openssl/vtime.h"
+#include "../shim/openssl/judge/vtime.h"
 
 static long compared, differed;
 

@@ -1,5 +1,5 @@
 /* key: the cache key, what a session's verdict depended on, as bytes. The
- * backend decides what goes in (shim/openssl/verdict.c); this room only
+ * backend decides what goes in (shim/openssl/client/verdict.c); this room only
  * encodes: each field tagged and length-prefixed so that no two
  * configurations encode alike, content never pointers, so that equal
  * configurations built twice share sessions. A session is offered only to

@@ -2,7 +2,7 @@
  * by a server's workers (a shared mapping made at load time) and, with a
  * store, by its independent processes (the store's key file). Only
  * secrets: the keys a configuration's tickets use are derived from them by
- * the backend (shim/openssl/ticketkeys.c). */
+ * the backend (shim/openssl/server/ticketkeys.c). */
 #ifndef RESUMESHIM_RING_H
 #define RESUMESHIM_RING_H
 

@@ -16,7 +16,7 @@
  * connection's certificate settings; SSL_set_SSL_CTX replaces those
  * settings with the new context's, callback and all (hooks.c notes it). */
 #include "certcb.h"
-#include "conn.h"
+#include "client/conn.h"
 #include "settings.h"
 
 int certcb_trampoline(SSL *s, void *arg)

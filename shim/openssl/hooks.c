@@ -16,25 +16,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "appsess.h"
+#include "client/appsess.h"
 #include "biossl.h"
 #include "caller.h"
 #include "certcb.h"
-#include "conn.h"
+#include "client/conn.h"
 #include "ctx.h"
 #include "init.h"
-#include "judge.h"
-#include "ocsp.h"
+#include "judge/judge.h"
+#include "judge/ocsp.h"
 #include "pool.h"
 #include "real.h"
-#include "server.h"
-#include "session.h"
+#include "server/server.h"
+#include "client/session.h"
 #include "settings.h"
-#include "sigcache.h"
-#include "trust.h"
-#include "trustdemand.h"
+#include "judge/sigcache.h"
+#include "trust/trust.h"
+#include "trust/trustdemand.h"
 #include "util.h"
-#include "vtime.h"
+#include "judge/vtime.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

@@ -6,21 +6,21 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "appsess.h"
+#include "client/appsess.h"
 #include "config.h"
-#include "conn.h"
+#include "client/conn.h"
 #include "ctx.h"
-#include "identity.h"
+#include "client/identity.h"
 #include "init.h"
 #include "log.h"
-#include "ocsp.h"
+#include "judge/ocsp.h"
 #include "real.h"
 #include "ring.h"
-#include "server.h"
+#include "server/server.h"
 #include "settings.h"
-#include "sigcache.h"
+#include "judge/sigcache.h"
 #include "start.h"
-#include "trust.h"
+#include "trust/trust.h"
 #include "verified.h"
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;

@@ -8,9 +8,9 @@
 #include "endpoint.h"
 #include "identity.h"
 #include "log.h"
-#include "ocsp.h"
+#include "judge/ocsp.h"
 #include "session.h"
-#include "trust.h"
+#include "trust/trust.h"
 #include "verdict.h"
 #include "later.h"
 

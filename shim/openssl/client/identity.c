@@ -55,7 +55,7 @@
 #include <stdint.h>
 
 #include "identity.h"
-#include "trust.h"
+#include "trust/trust.h"
 
 typedef char *(*srp_user_fn)(SSL *s);
 

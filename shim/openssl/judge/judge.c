@@ -27,7 +27,7 @@
  * condition for giving it. */
 #include "ctx.h"
 #include "judge.h"
-#include "session.h"
+#include "client/session.h"
 #include "util.h"
 
 static enum verdict judge_chain(SSL *s, const struct ctx_parts *parts, STACK_OF(X509) *chain,

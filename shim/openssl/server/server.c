@@ -46,7 +46,7 @@
 #include "server.h"
 #include "settings.h"
 #include "ticketkeys.h"
-#include "verdict.h"
+#include "client/verdict.h"
 
 /* Per connection: the fingerprint of the configuration it started with
  * (the context and verify mode it was taken on, and whether that context
