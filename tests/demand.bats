@@ -30,55 +30,29 @@ setup_file() {
 demand_fixtures() {
     (
     set -e
+    . "$ROOT/tests/pki.bash"
     cd "$1"
-    key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1.key" 2>/dev/null; }
     printf '[ca]\nbasicConstraints=critical,CA:true\nkeyUsage=critical,keyCertSign,cRLSign\n%s\n' \
         'subjectKeyIdentifier=hash' > ext
     printf '[leaf]\nsubjectAltName=DNS:localhost\n' >> ext
-    # root NAME SUBJECT: a self-signed CA.
-    root() {
-        key "$1"
-        openssl req -x509 -new -key "$1.key" -subj "$2" -days 3 \
-            -addext basicConstraints=critical,CA:true -addext keyUsage=critical,keyCertSign,cRLSign \
-            -out "$1.pem" 2>/dev/null
-    }
-    # sign NAME SUBJECT ISSUER EXTENSIONS [KEY]: a certificate of NAME's key (or KEY's).
-    sign() {
-        local k=${5:-$1}
-        [ -f "$k.key" ] || key "$k"
-        openssl req -new -key "$k.key" -subj "$2" -out "$1.csr" 2>/dev/null
-        openssl x509 -req -in "$1.csr" -CA "$3.pem" -CAkey "$3.key" -CAcreateserial -days 2 \
-            -extfile ext -extensions "$4" -out "$1.pem" 2>/dev/null
-    }
     # Three CAs of one subject; the leaf is the second's.
-    root dup1 /CN=dup-ca; root dup2 /CN=dup-ca; root dup3 /CN=dup-ca
-    sign leafdup /CN=leafdup dup2 leaf
+    pki_root dup1 /CN=dup-ca; pki_root dup2 /CN=dup-ca; pki_root dup3 /CN=dup-ca
+    pki_sign leafdup /CN=leafdup dup2 leaf
     # One intermediate key under two roots, of which only B is trusted; the
     # file has both intermediates, B's first: verification takes the first
     # that fits, and builds its chain to root B.
-    root rootA /CN=root-a; root rootB /CN=root-b
-    sign intA /CN=cross-int rootA ca int; sign intB /CN=cross-int rootB ca int
+    pki_root rootA /CN=root-a; pki_root rootB /CN=root-b
+    pki_sign intA /CN=cross-int rootA ca int; pki_sign intB /CN=cross-int rootB ca int
     cp int.key intA.key
-    sign leafx /CN=leafx intA leaf
+    pki_sign leafx /CN=leafx intA leaf
     # A CA and its CRL, which revokes one of two leaves.
-    root crlca /CN=crl-ca
-    sign leafok /CN=leafok crlca leaf; sign leafrev /CN=leafrev crlca leaf
-    : > index.txt
-    echo 1000 > crlnumber
-    printf '[ca]\ndefault_ca=c\n[c]\ndatabase=index.txt\ncrlnumber=crlnumber\n%s\n' \
-        'default_md=sha256' > ca.cnf
-    openssl ca -config ca.cnf -revoke leafrev.pem -keyfile crlca.key -cert crlca.pem 2>/dev/null
-    openssl ca -config ca.cnf -gencrl -crldays 2 -keyfile crlca.key -cert crlca.pem \
-        -out crl.pem 2>/dev/null
+    pki_root crlca /CN=crl-ca
+    pki_sign leafok /CN=leafok crlca leaf; pki_sign leafrev /CN=leafrev crlca leaf
+    pki_crl crlca crl.pem leafrev
     # A second CRL (root B's, empty), for files that mix CRLs and
     # certificates: a CRL and the certificate after it share one X509_INFO,
     # and the load adds the certificate first.
-    : > indexB.txt
-    echo 2000 > crlnumberB
-    printf '[ca]\ndefault_ca=c\n[c]\ndatabase=indexB.txt\ncrlnumber=crlnumberB\n%s\n' \
-        'default_md=sha256' > caB.cnf
-    openssl ca -config caB.cnf -gencrl -crldays 2 -keyfile rootB.key -cert rootB.pem \
-        -out crlB.pem 2>/dev/null
+    pki_crl rootB crlB.pem
     local sys=/etc/ssl/certs/ca-certificates.crt half
     half=$(( $(grep -c 'END CERTIFICATE' "$sys") / 2 ))
     awk -v n="$half" '{print} /END CERTIFICATE/ && ++c == n {exit}' "$sys" > syshead.pem
@@ -89,9 +63,9 @@ demand_fixtures() {
     cat "$sys" crlca.pem crl.pem crlB.pem dup1.pem crl.pem crlB.pem dup1.pem > mixdup.pem
     cat "$sys" crlB.pem dup2.pem crlB.pem dup1.pem > mixdup2.pem
     # A TRUSTED CERTIFICATE whose trust settings reject server authentication.
-    root rej /CN=rej-ca
+    pki_root rej /CN=rej-ca
     openssl x509 -in rej.pem -addreject serverAuth -trustout -out rej-trusted.pem
-    sign leafrej /CN=leafrej rej leaf
+    pki_sign leafrej /CN=leafrej rej leaf
     cat /etc/ssl/certs/ca-certificates.crt dup1.pem dup2.pem dup1.pem rootB.pem intB.pem \
         intA.pem crlca.pem crl.pem rej-trusted.pem "$2" > bundle.pem
     cat rootA.pem bundle.pem > shifted.pem

@@ -33,33 +33,17 @@ setup_file() {
 gnutrust_fixtures() {
     (
     set -e
+    . "$ROOT/tests/pki.bash"
     cd "$1"
-    key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1.key" 2>/dev/null; }
     printf '[leaf]\nsubjectAltName=DNS:localhost\nauthorityKeyIdentifier=keyid\n' > ext
     printf '[int]\nbasicConstraints=critical,CA:true\nkeyUsage=critical,keyCertSign,cRLSign\n%s\n' \
         'subjectKeyIdentifier=hash' >> ext
     printf '[ocsp]\nextendedKeyUsage=OCSPSigning\n' >> ext
-    # root NAME SUBJECT [KEY]: a self-signed CA (of KEY's key).
-    root() {
-        local k=${3:-$1}
-        [ -f "$k.key" ] || key "$k"
-        openssl req -x509 -new -key "$k.key" -subj "$2" -days 3 \
-            -addext basicConstraints=critical,CA:true -addext keyUsage=critical,keyCertSign,cRLSign \
-            -out "$1.pem" 2>/dev/null
-    }
-    # sign NAME SUBJECT ISSUER EXTENSIONS [KEY]: a certificate of NAME's key (or KEY's).
-    sign() {
-        local k=${5:-$1}
-        [ -f "$k.key" ] || key "$k"
-        openssl req -new -key "$k.key" -subj "$2" -out "$1.csr" 2>/dev/null
-        openssl x509 -req -in "$1.csr" -CA "$3.pem" -CAkey "$3.key" -CAcreateserial -days 2 \
-            -extfile ext -extensions "$4" -out "$1.pem" 2>/dev/null
-    }
     # Three CAs of one name; the leaf is the second's (its authority key id
     # says which). dup1b: dup1's name and key in another certificate.
-    root dup1 /CN=dup-ca; root dup2 /CN=dup-ca; root dup3 /CN=dup-ca
-    root dup1b /CN=dup-ca dup1
-    sign leafdup /CN=leafdup dup2 leaf
+    pki_root dup1 /CN=dup-ca; pki_root dup2 /CN=dup-ca; pki_root dup3 /CN=dup-ca
+    pki_root dup1b /CN=dup-ca dup1
+    pki_sign leafdup /CN=leafdup dup2 leaf
     # dup1's name and key, the name a PrintableString (not a UTF8String),
     # and a leaf of it: GnuTLS compares names as text, within a bucket.
     printf '[req]\ndistinguished_name=dn\nstring_mask=default\nprompt=no\n[dn]\nCN=dup-ca\n' > ps.cnf
@@ -67,32 +51,26 @@ gnutrust_fixtures() {
         -addext basicConstraints=critical,CA:true -addext keyUsage=critical,keyCertSign,cRLSign \
         -out dupps.pem 2>/dev/null
     cp dup1.key dupps.key
-    sign leafps /CN=leafps dupps leaf
+    pki_sign leafps /CN=leafps dupps leaf
     # One intermediate key under two roots, of which only B is trusted; the
     # file has both intermediates, B's first.
-    root rootA /CN=root-a; root rootB /CN=root-b
-    sign intA /CN=cross-int rootA int int; sign intB /CN=cross-int rootB int int
+    pki_root rootA /CN=root-a; pki_root rootB /CN=root-b
+    pki_sign intA /CN=cross-int rootA int int; pki_sign intB /CN=cross-int rootB int int
     cp int.key intA.key
-    sign leafx /CN=leafx intA leaf
+    pki_sign leafx /CN=leafx intA leaf
     # A CA and its CRL, which revokes one of two leaves; an OCSP response
     # about the other, signed by the CA, with and without its certificate.
-    root crlca /CN=crl-ca
-    sign leafok /CN=leafok crlca leaf; sign leafrev /CN=leafrev crlca leaf
-    : > index.txt
-    echo 1000 > crlnumber
-    printf '[ca]\ndefault_ca=c\n[c]\ndatabase=index.txt\ncrlnumber=crlnumber\n%s\n' \
-        'default_md=sha256' > ca.cnf
-    openssl ca -config ca.cnf -revoke leafrev.pem -keyfile crlca.key -cert crlca.pem 2>/dev/null
-    openssl ca -config ca.cnf -gencrl -crldays 2 -keyfile crlca.key -cert crlca.pem \
-        -out crl.pem 2>/dev/null
+    pki_root crlca /CN=crl-ca
+    pki_sign leafok /CN=leafok crlca leaf; pki_sign leafrev /CN=leafrev crlca leaf
+    pki_crl crlca crl.pem leafrev
     openssl ocsp -issuer crlca.pem -cert leafok.pem -no_nonce -reqout req.der 2>/dev/null
-    openssl ocsp -index index.txt -rsigner crlca.pem -rkey crlca.key -CA crlca.pem \
+    openssl ocsp -index crlca.index -rsigner crlca.pem -rkey crlca.key -CA crlca.pem \
         -reqin req.der -respout ocsp.der -ndays 1 2>/dev/null
-    openssl ocsp -index index.txt -rsigner crlca.pem -rkey crlca.key -CA crlca.pem \
+    openssl ocsp -index crlca.index -rsigner crlca.pem -rkey crlca.key -CA crlca.pem \
         -reqin req.der -respout ocsp-nocerts.der -resp_no_certs -ndays 1 2>/dev/null
     # A delegated responder: not in any list, signed by the CA.
-    sign responder /CN=responder crlca ocsp
-    openssl ocsp -index index.txt -rsigner responder.pem -rkey responder.key -CA crlca.pem \
+    pki_sign responder /CN=responder crlca ocsp
+    openssl ocsp -index crlca.index -rsigner responder.pem -rkey responder.key -CA crlca.pem \
         -reqin req.der -respout ocsp-delegated.der -ndays 1 2>/dev/null
     cat /etc/ssl/certs/ca-certificates.crt dup1.pem dup2.pem dup1.pem rootB.pem intB.pem \
         intA.pem crlca.pem dup3.pem "$2" > bundle.pem
