@@ -6,12 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conn.h"
-#include "cred.h"
+#include "conn/conn.h"
+#include "cred/cred.h"
 #include "init.h"
 #include "log.h"
 #include "prio.h"
-#include "psk.h"
+#include "cred/psk.h"
 #include "real.h"
 #include "util.h"
 
@@ -48,9 +48,9 @@ EXPORT void gnutls_deinit(gnutls_session_t session)
 }
 
 /* A handshake that resumed the shim's session returns success only once
- * the check it skipped passed (conn.c, judge.c). The judgment counts as
- * part of the handshake (the signature checks it repeats are kept,
- * sigmemo.c). */
+ * the check it skipped passed (conn/conn.c, judge/judge.c). The judgment
+ * counts as part of the handshake (the signature checks it repeats are
+ * kept, judge/sigmemo.c). */
 EXPORT int gnutls_handshake(gnutls_session_t session)
 {
     REAL_OR(gnutls_handshake, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
@@ -404,7 +404,7 @@ EXPORT void gnutls_certificate_free_keys(gnutls_certificate_credentials_t sc)
 }
 
 /* PSK client credentials: the username and key are the client's identity
- * (psk.c). gnutls_psk_set_client_credentials calls the ...2 form through
+ * (cred/psk.c). gnutls_psk_set_client_credentials calls the ...2 form through
  * its hook; each records the same digest. */
 EXPORT int gnutls_psk_allocate_client_credentials(gnutls_psk_client_credentials_t *sc)
 {

@@ -10,13 +10,13 @@
 #include "flush.h"
 #include "observer.h"
 #include "fork.h"
-#include "judge.h"
+#include "judge/judge.h"
 #include "log.h"
 #include "pool.h"
 #include "pooled.h"
 #include "session.h"
 #include "store.h"
-#include "verdict.h"
+#include "judge/verdict.h"
 
 struct gconn {
     UT_hash_handle hh;
