@@ -48,9 +48,9 @@ EXPORT void gnutls_deinit(gnutls_session_t session)
 }
 
 /* A handshake that resumed the shim's session returns success only once
- * the check it skipped passed (conn/conn.c, judge/judge.c). The judgment
- * counts as part of the handshake (the signature checks it repeats are
- * kept, judge/sigmemo.c). */
+ * the check it skipped passed (conn/handshake.c, judge/judge.c). The
+ * judgment counts as part of the handshake (the signature checks it
+ * repeats are kept, judge/sigmemo.c). */
 EXPORT int gnutls_handshake(gnutls_session_t session)
 {
     REAL_OR(gnutls_handshake, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
