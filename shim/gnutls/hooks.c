@@ -6,24 +6,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conn.h"
-#include "cred.h"
+#include "conn/conn.h"
+#include "cred/cred.h"
 #include "init.h"
 #include "log.h"
 #include "prio.h"
-#include "psk.h"
+#include "cred/psk.h"
 #include "real.h"
 #include "util.h"
 
 #define EXPORT __attribute__((visibility("default")))
-/* The real function, found on first use; without one, the call fails as
- * GnuTLS reports errors. */
-#define REAL_OR(name, version, fail)                                           \
+/* The real function, found on first use under the version hooks.def
+ * names; without one, the call fails as GnuTLS reports errors. */
+#define REAL_OR(name, fail)                                                    \
     __typeof__(gtls_##name) real_ = __atomic_load_n(&gtls_##name, __ATOMIC_ACQUIRE); \
     if (real_ == NULL &&                                                       \
-        (real_ = (__typeof__(real_))greal_find(#name, #version, (void **)&gtls_##name)) == NULL) \
+        (real_ = (__typeof__(real_))greal_find(#name, gtls_ver_##name,         \
+                                               (void **)&gtls_##name)) == NULL) \
         return fail
-#define REAL_OR_VOID(name, version) REAL_OR(name, version, )
+#define REAL_OR_VOID(name) REAL_OR(name, )
 
 /* A client session is followed from here on. GNUTLS_NO_TICKETS would keep
  * it from offering the shim's tickets (libcurl sets it, and cannot use
@@ -31,7 +32,7 @@
  * arrived, measured), so it is cleared; the key keeps the program's flags. */
 EXPORT int gnutls_init(gnutls_session_t *session, unsigned int flags)
 {
-    REAL_OR(gnutls_init, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    REAL_OR(gnutls_init, GNUTLS_E_INTERNAL_ERROR);
     bool on = (flags & GNUTLS_CLIENT) && gshim_active();
     int r = real_(session, on ? flags & ~(unsigned)GNUTLS_NO_TICKETS : flags);
     if (on && r == 0)
@@ -41,19 +42,19 @@ EXPORT int gnutls_init(gnutls_session_t *session, unsigned int flags)
 
 EXPORT void gnutls_deinit(gnutls_session_t session)
 {
-    REAL_OR_VOID(gnutls_deinit, GNUTLS_3_4);
+    REAL_OR_VOID(gnutls_deinit);
     if (session != NULL && gshim_active())
         gconn_free(session);
     real_(session);
 }
 
 /* A handshake that resumed the shim's session returns success only once
- * the check it skipped passed (conn.c, judge.c). The judgment counts as
- * part of the handshake (the signature checks it repeats are kept,
- * sigmemo.c). */
+ * the check it skipped passed (conn/handshake.c, judge/judge.c). The
+ * judgment counts as part of the handshake (the signature checks it
+ * repeats are kept, judge/sigmemo.c). */
 EXPORT int gnutls_handshake(gnutls_session_t session)
 {
-    REAL_OR(gnutls_handshake, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    REAL_OR(gnutls_handshake, GNUTLS_E_INTERNAL_ERROR);
     bool on = gshim_active();
     int held;
     if (on && gconn_begin(session, &held))
@@ -69,7 +70,7 @@ EXPORT int gnutls_handshake(gnutls_session_t session)
 EXPORT void gnutls_handshake_set_hook_function(gnutls_session_t session, unsigned int htype,
                                                int when, gnutls_handshake_hook_func func)
 {
-    REAL_OR_VOID(gnutls_handshake_set_hook_function, GNUTLS_3_4);
+    REAL_OR_VOID(gnutls_handshake_set_hook_function);
     if (gshim_active() && gconn_app_hook(session, htype, when, func))
         return;
     real_(session, htype, when, func);
@@ -77,7 +78,7 @@ EXPORT void gnutls_handshake_set_hook_function(gnutls_session_t session, unsigne
 
 EXPORT int gnutls_session_set_data(gnutls_session_t session, const void *data, size_t size)
 {
-    REAL_OR(gnutls_session_set_data, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    REAL_OR(gnutls_session_set_data, GNUTLS_E_INTERNAL_ERROR);
     /* A ticket the shim offered first (another process took it from the
      * store) is not offered again: the handshake is a full one, as if the
      * server had refused it. */
@@ -90,7 +91,7 @@ EXPORT int gnutls_session_set_data(gnutls_session_t session, const void *data, s
 
 EXPORT int gnutls_session_get_data(gnutls_session_t session, void *data, size_t *size)
 {
-    REAL_OR(gnutls_session_get_data, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    REAL_OR(gnutls_session_get_data, GNUTLS_E_INTERNAL_ERROR);
     int r = real_(session, data, size);
     if (r == 0 && data != NULL && size != NULL && gshim_active())
         gconn_app_took(session, data, *size);
@@ -99,7 +100,7 @@ EXPORT int gnutls_session_get_data(gnutls_session_t session, void *data, size_t 
 
 EXPORT int gnutls_session_get_data2(gnutls_session_t session, gnutls_datum_t *data)
 {
-    REAL_OR(gnutls_session_get_data2, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    REAL_OR(gnutls_session_get_data2, GNUTLS_E_INTERNAL_ERROR);
     int r = real_(session, data);
     if (r == 0 && data != NULL && gshim_active())
         gconn_app_took(session, data->data, data->size);
@@ -115,7 +116,7 @@ static _Thread_local bool in_verify_cert, verify_fn_seen;
 EXPORT void gnutls_session_set_verify_cert(gnutls_session_t session, const char *hostname,
                                            unsigned flags)
 {
-    REAL_OR_VOID(gnutls_session_set_verify_cert, GNUTLS_3_4);
+    REAL_OR_VOID(gnutls_session_set_verify_cert);
     in_verify_cert = true;
     verify_fn_seen = false;
     real_(session, hostname, flags);
@@ -127,7 +128,7 @@ EXPORT void gnutls_session_set_verify_cert(gnutls_session_t session, const char 
 EXPORT void gnutls_session_set_verify_cert2(gnutls_session_t session, gnutls_typed_vdata_st *data,
                                             unsigned elements, unsigned flags)
 {
-    REAL_OR_VOID(gnutls_session_set_verify_cert2, GNUTLS_3_4);
+    REAL_OR_VOID(gnutls_session_set_verify_cert2);
     in_verify_cert = true;
     verify_fn_seen = false;
     real_(session, data, elements, flags);
@@ -139,7 +140,7 @@ EXPORT void gnutls_session_set_verify_cert2(gnutls_session_t session, gnutls_typ
 EXPORT void gnutls_session_set_verify_function(gnutls_session_t session,
                                                gnutls_certificate_verify_function *func)
 {
-    REAL_OR_VOID(gnutls_session_set_verify_function, GNUTLS_3_4);
+    REAL_OR_VOID(gnutls_session_set_verify_function);
     bool inner = in_verify_cert;
     verify_fn_seen |= inner;
     if (gshim_active())
@@ -151,7 +152,7 @@ EXPORT void gnutls_session_set_verify_function(gnutls_session_t session,
 EXPORT int gnutls_priority_set_direct(gnutls_session_t session, const char *priorities,
                                       const char **err_pos)
 {
-    REAL_OR(gnutls_priority_set_direct, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    REAL_OR(gnutls_priority_set_direct, GNUTLS_E_INTERNAL_ERROR);
     int r = real_(session, priorities, err_pos);
     if (r == 0 && gshim_active())
         gconn_priority(session, priorities != NULL ? priorities : "\001default");
@@ -160,7 +161,7 @@ EXPORT int gnutls_priority_set_direct(gnutls_session_t session, const char *prio
 
 EXPORT int gnutls_set_default_priority(gnutls_session_t session)
 {
-    REAL_OR(gnutls_set_default_priority, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    REAL_OR(gnutls_set_default_priority, GNUTLS_E_INTERNAL_ERROR);
     int r = real_(session);
     if (r == 0 && gshim_active())
         gconn_priority(session, "\001default");
@@ -170,7 +171,7 @@ EXPORT int gnutls_set_default_priority(gnutls_session_t session)
 EXPORT int gnutls_set_default_priority_append(gnutls_session_t session, const char *add_prio,
                                               const char **err_pos, unsigned flags)
 {
-    REAL_OR(gnutls_set_default_priority_append, GNUTLS_3_6_3, GNUTLS_E_INTERNAL_ERROR);
+    REAL_OR(gnutls_set_default_priority_append, GNUTLS_E_INTERNAL_ERROR);
     int r = real_(session, add_prio, err_pos, flags);
     if (r == 0 && gshim_active()) {
         char text[512];
@@ -185,7 +186,7 @@ EXPORT int gnutls_set_default_priority_append(gnutls_session_t session, const ch
 
 EXPORT int gnutls_priority_set(gnutls_session_t session, gnutls_priority_t priority)
 {
-    REAL_OR(gnutls_priority_set, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    REAL_OR(gnutls_priority_set, GNUTLS_E_INTERNAL_ERROR);
     int r = real_(session, priority);
     if (r == 0 && gshim_active()) {
         char *text = prio_text(priority);
@@ -198,7 +199,7 @@ EXPORT int gnutls_priority_set(gnutls_session_t session, gnutls_priority_t prior
 EXPORT int gnutls_priority_init(gnutls_priority_t *priority, const char *priorities,
                                 const char **err_pos)
 {
-    REAL_OR(gnutls_priority_init, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    REAL_OR(gnutls_priority_init, GNUTLS_E_INTERNAL_ERROR);
     int r = real_(priority, priorities, err_pos);
     if (r == 0 && gshim_active())
         prio_made(*priority, priorities != NULL ? priorities : "\001default");
@@ -208,7 +209,7 @@ EXPORT int gnutls_priority_init(gnutls_priority_t *priority, const char *priorit
 EXPORT int gnutls_priority_init2(gnutls_priority_t *priority, const char *priorities,
                                  const char **err_pos, unsigned flags)
 {
-    REAL_OR(gnutls_priority_init2, GNUTLS_3_6_3, GNUTLS_E_INTERNAL_ERROR);
+    REAL_OR(gnutls_priority_init2, GNUTLS_E_INTERNAL_ERROR);
     int r = real_(priority, priorities, err_pos, flags);
     if (r == 0 && gshim_active()) {
         /* GNUTLS_PRIORITY_INIT_DEF_APPEND: the string adds to the defaults. */
@@ -223,7 +224,7 @@ EXPORT int gnutls_priority_init2(gnutls_priority_t *priority, const char *priori
 
 EXPORT void gnutls_priority_deinit(gnutls_priority_t priority)
 {
-    REAL_OR_VOID(gnutls_priority_deinit, GNUTLS_3_4);
+    REAL_OR_VOID(gnutls_priority_deinit);
     if (gshim_active())
         prio_gone(priority);
     real_(priority);
@@ -232,7 +233,7 @@ EXPORT void gnutls_priority_deinit(gnutls_priority_t priority)
 EXPORT int gnutls_server_name_set(gnutls_session_t session, gnutls_server_name_type_t type,
                                   const void *name, size_t len)
 {
-    REAL_OR(gnutls_server_name_set, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    REAL_OR(gnutls_server_name_set, GNUTLS_E_INTERNAL_ERROR);
     int r = real_(session, type, name, len);
     if (r == 0 && type == GNUTLS_NAME_DNS && gshim_active())
         gconn_server_name(session, name, len);
@@ -243,7 +244,7 @@ EXPORT int gnutls_server_name_set(gnutls_session_t session, gnutls_server_name_t
 #define TRANSPORT_HOOK(name, type)                                             \
     EXPORT void name(gnutls_session_t session, type fn)                        \
     {                                                                          \
-        REAL_OR_VOID(name, GNUTLS_3_4);                                        \
+        REAL_OR_VOID(name);                                        \
         if (gshim_active())                                                    \
             gconn_own_transport(session);                                      \
         real_(session, fn);                                              \
@@ -255,7 +256,7 @@ TRANSPORT_HOOK(gnutls_transport_set_pull_function, gnutls_pull_func)
 /* Certificate credentials, as they are built. */
 EXPORT int gnutls_certificate_allocate_credentials(gnutls_certificate_credentials_t *res)
 {
-    REAL_OR(gnutls_certificate_allocate_credentials, GNUTLS_3_4, GNUTLS_E_MEMORY_ERROR);
+    REAL_OR(gnutls_certificate_allocate_credentials, GNUTLS_E_MEMORY_ERROR);
     int r = real_(res);
     if (r == 0 && gshim_active())
         cred_new(*res);
@@ -264,7 +265,7 @@ EXPORT int gnutls_certificate_allocate_credentials(gnutls_certificate_credential
 
 EXPORT void gnutls_certificate_free_credentials(gnutls_certificate_credentials_t sc)
 {
-    REAL_OR_VOID(gnutls_certificate_free_credentials, GNUTLS_3_4);
+    REAL_OR_VOID(gnutls_certificate_free_credentials);
     if (gshim_active())
         cred_gone(sc);
     real_(sc);
@@ -277,7 +278,7 @@ EXPORT void gnutls_certificate_free_credentials(gnutls_certificate_credentials_t
 
 EXPORT int gnutls_certificate_set_x509_system_trust(gnutls_certificate_credentials_t cred)
 {
-    REAL_OR(gnutls_certificate_set_x509_system_trust, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    REAL_OR(gnutls_certificate_set_x509_system_trust, GNUTLS_E_INTERNAL_ERROR);
     int r = real_(cred);
     if (r >= 0 && gshim_active())
         cred_trust_file(cred, 'S', SYSTEM_BUNDLE);
@@ -288,7 +289,7 @@ EXPORT int gnutls_certificate_set_x509_system_trust(gnutls_certificate_credentia
     EXPORT int name(gnutls_certificate_credentials_t cred, const char *file,   \
                     gnutls_x509_crt_fmt_t type)                                \
     {                                                                          \
-        REAL_OR(name, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);                    \
+        REAL_OR(name, GNUTLS_E_INTERNAL_ERROR);                    \
         int r = real_(cred, file, type);                                 \
         if (r >= 0 && gshim_active())                                          \
             cred_trust_file(cred, kind, file);                                 \
@@ -301,7 +302,7 @@ TRUST_FILE_HOOK(gnutls_certificate_set_x509_crl_file, 'R')
     EXPORT int name(gnutls_certificate_credentials_t cred, const gnutls_datum_t *d, \
                     gnutls_x509_crt_fmt_t type)                                \
     {                                                                          \
-        REAL_OR(name, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);                    \
+        REAL_OR(name, GNUTLS_E_INTERNAL_ERROR);                    \
         int r = real_(cred, d, type);                                    \
         if (r >= 0 && gshim_active())                                          \
             cred_trust(cred, kind, d != NULL ? d->data : NULL, d != NULL ? d->size : 0); \
@@ -317,7 +318,7 @@ TRUST_MEM_HOOK(gnutls_certificate_set_x509_crl_mem, 'm')
 EXPORT int gnutls_certificate_set_x509_trust_dir(gnutls_certificate_credentials_t cred,
                                                  const char *dir, gnutls_x509_crt_fmt_t type)
 {
-    REAL_OR(gnutls_certificate_set_x509_trust_dir, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    REAL_OR(gnutls_certificate_set_x509_trust_dir, GNUTLS_E_INTERNAL_ERROR);
     int r = real_(cred, dir, type);
     if (gshim_active())
         cred_trust_file(cred, 'D', dir);
@@ -327,7 +328,7 @@ EXPORT int gnutls_certificate_set_x509_trust_dir(gnutls_certificate_credentials_
 #define OBJECTS_HOOK(name, type, kind)                                         \
     EXPORT int name(gnutls_certificate_credentials_t cred, type *list, int n)  \
     {                                                                          \
-        REAL_OR(name, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);                    \
+        REAL_OR(name, GNUTLS_E_INTERNAL_ERROR);                    \
         int r = real_(cred, list, n);                                          \
         if (gshim_active())                                                    \
             cred_trust(cred, kind, &n, sizeof n);                              \
@@ -341,7 +342,7 @@ OBJECTS_HOOK(gnutls_certificate_set_x509_crl, gnutls_x509_crl_t, 'x')
 EXPORT void gnutls_certificate_get_trust_list(gnutls_certificate_credentials_t res,
                                               gnutls_x509_trust_list_t *tlist)
 {
-    REAL_OR_VOID(gnutls_certificate_get_trust_list, GNUTLS_3_4);
+    REAL_OR_VOID(gnutls_certificate_get_trust_list);
     if (gshim_active())
         cred_trust(res, 'l', "", 0);
     real_(res, tlist);
@@ -350,7 +351,7 @@ EXPORT void gnutls_certificate_get_trust_list(gnutls_certificate_credentials_t r
 EXPORT void gnutls_certificate_set_trust_list(gnutls_certificate_credentials_t res,
                                               gnutls_x509_trust_list_t tlist, unsigned flags)
 {
-    REAL_OR_VOID(gnutls_certificate_set_trust_list, GNUTLS_3_4);
+    REAL_OR_VOID(gnutls_certificate_set_trust_list);
     if (gshim_active())
         cred_trust(res, 'L', "", 0);
     real_(res, tlist, flags);
@@ -359,7 +360,7 @@ EXPORT void gnutls_certificate_set_trust_list(gnutls_certificate_credentials_t r
 EXPORT void gnutls_certificate_set_verify_limits(gnutls_certificate_credentials_t res,
                                                  unsigned int max_bits, unsigned int max_depth)
 {
-    REAL_OR_VOID(gnutls_certificate_set_verify_limits, GNUTLS_3_4);
+    REAL_OR_VOID(gnutls_certificate_set_verify_limits);
     if (gshim_active())
         cred_limits(res, max_bits, max_depth);
     real_(res, max_bits, max_depth);
@@ -370,7 +371,7 @@ EXPORT void gnutls_certificate_set_verify_limits(gnutls_certificate_credentials_
 EXPORT void gnutls_certificate_set_verify_function(gnutls_certificate_credentials_t cred,
                                                    gnutls_certificate_verify_function *func)
 {
-    REAL_OR_VOID(gnutls_certificate_set_verify_function, GNUTLS_3_4);
+    REAL_OR_VOID(gnutls_certificate_set_verify_function);
     if (gshim_active())
         cred_verify_function(cred, func);
     real_(cred, func);
@@ -378,37 +379,34 @@ EXPORT void gnutls_certificate_set_verify_function(gnutls_certificate_credential
 
 /* A function that picks the client's certificate: who the client is
  * cannot be known, so no key. */
-#define RETRIEVE_HOOK(name, type, version)                                     \
+#define RETRIEVE_HOOK(name, type)                                              \
     EXPORT void name(gnutls_certificate_credentials_t cred, type *func)        \
     {                                                                          \
-        REAL_OR_VOID(name, version);                                           \
+        REAL_OR_VOID(name);                                           \
         if (gshim_active())                                                    \
             cred_retrieve(cred, func != NULL);                                 \
         real_(cred, func);                                                     \
     }
-RETRIEVE_HOOK(gnutls_certificate_set_retrieve_function, gnutls_certificate_retrieve_function,
-              GNUTLS_3_4)
-RETRIEVE_HOOK(gnutls_certificate_set_retrieve_function2, gnutls_certificate_retrieve_function2,
-              GNUTLS_3_4)
-RETRIEVE_HOOK(gnutls_certificate_set_retrieve_function3, gnutls_certificate_retrieve_function3,
-              GNUTLS_3_6_3)
+RETRIEVE_HOOK(gnutls_certificate_set_retrieve_function, gnutls_certificate_retrieve_function)
+RETRIEVE_HOOK(gnutls_certificate_set_retrieve_function2, gnutls_certificate_retrieve_function2)
+RETRIEVE_HOOK(gnutls_certificate_set_retrieve_function3, gnutls_certificate_retrieve_function3)
 
 /* Keys are only ever added to credentials, but for this, which drops
  * them all: the client's identity is read anew. */
 EXPORT void gnutls_certificate_free_keys(gnutls_certificate_credentials_t sc)
 {
-    REAL_OR_VOID(gnutls_certificate_free_keys, GNUTLS_3_4);
+    REAL_OR_VOID(gnutls_certificate_free_keys);
     real_(sc);
     if (gshim_active())
         cred_keys_gone(sc);
 }
 
 /* PSK client credentials: the username and key are the client's identity
- * (psk.c). gnutls_psk_set_client_credentials calls the ...2 form through
+ * (cred/psk.c). gnutls_psk_set_client_credentials calls the ...2 form through
  * its hook; each records the same digest. */
 EXPORT int gnutls_psk_allocate_client_credentials(gnutls_psk_client_credentials_t *sc)
 {
-    REAL_OR(gnutls_psk_allocate_client_credentials, GNUTLS_3_4, GNUTLS_E_MEMORY_ERROR);
+    REAL_OR(gnutls_psk_allocate_client_credentials, GNUTLS_E_MEMORY_ERROR);
     int r = real_(sc);
     if (r == 0 && gshim_active())
         psk_new(*sc);
@@ -417,7 +415,7 @@ EXPORT int gnutls_psk_allocate_client_credentials(gnutls_psk_client_credentials_
 
 EXPORT void gnutls_psk_free_client_credentials(gnutls_psk_client_credentials_t sc)
 {
-    REAL_OR_VOID(gnutls_psk_free_client_credentials, GNUTLS_3_4);
+    REAL_OR_VOID(gnutls_psk_free_client_credentials);
     if (gshim_active())
         psk_gone(sc);
     real_(sc);
@@ -427,7 +425,7 @@ EXPORT int gnutls_psk_set_client_credentials(gnutls_psk_client_credentials_t res
                                              const char *username, const gnutls_datum_t *key,
                                              gnutls_psk_key_flags flags)
 {
-    REAL_OR(gnutls_psk_set_client_credentials, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    REAL_OR(gnutls_psk_set_client_credentials, GNUTLS_E_INTERNAL_ERROR);
     int r = real_(res, username, key, flags);
     if (r == 0 && gshim_active())
         psk_set(res, username, username != NULL ? strlen(username) : 0,
@@ -440,7 +438,7 @@ EXPORT int gnutls_psk_set_client_credentials2(gnutls_psk_client_credentials_t re
                                               const gnutls_datum_t *key,
                                               gnutls_psk_key_flags flags)
 {
-    REAL_OR(gnutls_psk_set_client_credentials2, GNUTLS_3_6_13, GNUTLS_E_INTERNAL_ERROR);
+    REAL_OR(gnutls_psk_set_client_credentials2, GNUTLS_E_INTERNAL_ERROR);
     int r = real_(res, username, key, flags);
     if (r == 0 && gshim_active())
         psk_set(res, username != NULL ? username->data : NULL,
@@ -449,29 +447,29 @@ EXPORT int gnutls_psk_set_client_credentials2(gnutls_psk_client_credentials_t re
     return r;
 }
 
-#define PSK_FUNCTION_HOOK(name, type, version)                                 \
+#define PSK_FUNCTION_HOOK(name, type)                                          \
     EXPORT void name(gnutls_psk_client_credentials_t cred, type *func)         \
     {                                                                          \
-        REAL_OR_VOID(name, version);                                           \
+        REAL_OR_VOID(name);                                           \
         if (gshim_active())                                                    \
             psk_callback(cred, func != NULL);                                  \
         real_(cred, func);                                                     \
     }
 PSK_FUNCTION_HOOK(gnutls_psk_set_client_credentials_function,
-                  gnutls_psk_client_credentials_function, GNUTLS_3_4)
+                  gnutls_psk_client_credentials_function)
 PSK_FUNCTION_HOOK(gnutls_psk_set_client_credentials_function2,
-                  gnutls_psk_client_credentials_function2, GNUTLS_3_6_13)
+                  gnutls_psk_client_credentials_function2)
 /* 3.8.1's (lib/psk.c of 3.8.9): a third way to hand out the identity. */
 PSK_FUNCTION_HOOK(gnutls_psk_set_client_credentials_function3,
-                  gnutls_psk_client_credentials_function3, GNUTLS_3_8_1)
+                  gnutls_psk_client_credentials_function3)
 
 /* The record functions: a connection publishes once data has moved, and a
  * refused one moves none. While no connection is watched (the common
  * case once each has moved its first bytes), one load and a branch. */
-#define RECORD_HOOK(name, version, sends, params, args)                        \
+#define RECORD_HOOK(name, sends, params, args)                                 \
     EXPORT ssize_t name params                                                 \
     {                                                                          \
-        REAL_OR(name, version, GNUTLS_E_INTERNAL_ERROR);                       \
+        REAL_OR(name, GNUTLS_E_INTERNAL_ERROR);                       \
         if (__builtin_expect(!gconn_watched(), 1))                             \
             return real_ args;                                                 \
         int refused = gconn_io_before(session);                                \
@@ -481,34 +479,34 @@ PSK_FUNCTION_HOOK(gnutls_psk_set_client_credentials_function3,
         gconn_io_after(session, r, sends);                                     \
         return r;                                                              \
     }
-RECORD_HOOK(gnutls_record_send, GNUTLS_3_4, true,
+RECORD_HOOK(gnutls_record_send, true,
             (gnutls_session_t session, const void *data, size_t data_size),
             (session, data, data_size))
-RECORD_HOOK(gnutls_record_send2, GNUTLS_3_6_3, true,
+RECORD_HOOK(gnutls_record_send2, true,
             (gnutls_session_t session, const void *data, size_t data_size, size_t pad,
              unsigned flags),
             (session, data, data_size, pad, flags))
-RECORD_HOOK(gnutls_record_send_range, GNUTLS_3_4, true,
+RECORD_HOOK(gnutls_record_send_range, true,
             (gnutls_session_t session, const void *data, size_t data_size,
              const gnutls_range_st *range),
             (session, data, data_size, range))
-RECORD_HOOK(gnutls_record_send_file, GNUTLS_3_7_4, true,
+RECORD_HOOK(gnutls_record_send_file, true,
             (gnutls_session_t session, int fd, off_t *offset, size_t count),
             (session, fd, offset, count))
-RECORD_HOOK(gnutls_record_recv, GNUTLS_3_4, false,
+RECORD_HOOK(gnutls_record_recv, false,
             (gnutls_session_t session, void *data, size_t data_size),
             (session, data, data_size))
-RECORD_HOOK(gnutls_record_recv_seq, GNUTLS_3_4, false,
+RECORD_HOOK(gnutls_record_recv_seq, false,
             (gnutls_session_t session, void *data, size_t data_size, unsigned char *seq),
             (session, data, data_size, seq))
-RECORD_HOOK(gnutls_record_recv_packet, GNUTLS_3_4, false,
+RECORD_HOOK(gnutls_record_recv_packet, false,
             (gnutls_session_t session, gnutls_packet_t *packet),
             (session, packet))
 
 /* The program's own check of the peer: a failure leaves nothing behind. */
 EXPORT int gnutls_certificate_verify_peers2(gnutls_session_t session, unsigned int *status)
 {
-    REAL_OR(gnutls_certificate_verify_peers2, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    REAL_OR(gnutls_certificate_verify_peers2, GNUTLS_E_INTERNAL_ERROR);
     int r = real_(session, status);
     if ((r != 0 || (status != NULL && *status != 0)) && gshim_active())
         gconn_refused(session);
@@ -518,7 +516,7 @@ EXPORT int gnutls_certificate_verify_peers2(gnutls_session_t session, unsigned i
 EXPORT int gnutls_certificate_verify_peers3(gnutls_session_t session, const char *hostname,
                                             unsigned int *status)
 {
-    REAL_OR(gnutls_certificate_verify_peers3, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    REAL_OR(gnutls_certificate_verify_peers3, GNUTLS_E_INTERNAL_ERROR);
     int r = real_(session, hostname, status);
     if ((r != 0 || (status != NULL && *status != 0)) && gshim_active())
         gconn_refused(session);
@@ -528,7 +526,7 @@ EXPORT int gnutls_certificate_verify_peers3(gnutls_session_t session, const char
 EXPORT int gnutls_certificate_verify_peers(gnutls_session_t session, gnutls_typed_vdata_st *data,
                                            unsigned int elements, unsigned int *status)
 {
-    REAL_OR(gnutls_certificate_verify_peers, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
+    REAL_OR(gnutls_certificate_verify_peers, GNUTLS_E_INTERNAL_ERROR);
     int r = real_(session, data, elements, status);
     if ((r != 0 || (status != NULL && *status != 0)) && gshim_active())
         gconn_refused(session);

@@ -3,11 +3,11 @@
 #include <pthread.h>
 #include <stdio.h>
 
-#include "conn.h"
-#include "cred.h"
+#include "conn/conn.h"
+#include "cred/cred.h"
 #include "init.h"
 #include "prio.h"
-#include "psk.h"
+#include "cred/psk.h"
 #include "real.h"
 #include "start.h"
 #include "verified.h"

@@ -15,7 +15,7 @@
 
 struct cred_view {
     /* Tells trust sets apart, for choosing which session to offer: the
-     * judgment of a resumed connection (judge.c) reads the trust itself. */
+     * judgment of a resumed connection (judge/judge.c) reads the trust itself. */
     unsigned char trust[32];
     gnutls_certificate_verify_function *verify_fn; /* NULL: none */
     bool retrieve;      /* a function picks the client's certificate */

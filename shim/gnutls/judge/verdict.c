@@ -28,10 +28,10 @@
  *   offered to it would be spent for nothing. */
 #include <string.h>
 
-#include "cred.h"
+#include "cred/cred.h"
 #include "endpoint.h"
 #include "log.h"
-#include "psk.h"
+#include "cred/psk.h"
 #include "session.h"
 #include "prio.h"
 #include "verdict.h"

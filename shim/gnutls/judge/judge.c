@@ -1,5 +1,5 @@
 /* The judgment of a resumed GnuTLS session (judge.h). */
-#include "cred.h"
+#include "cred/cred.h"
 #include "judge.h"
 #include "log.h"
 

@@ -4,10 +4,10 @@
  * judged, tickets as they arrive, the first data, and the end, when what
  * the connection earned goes to the pool.
  *
- * The key chooses (verdict.c); the judgment decides (judge.c): a resumed
- * session runs neither gnutls_session_set_verify_cert's check nor a
- * verify callback (measured on GnuTLS 3.7.9 and 3.8.9, tests/gnutls.bats), so the
- * shim runs it before gnutls_handshake returns success. A check by hand
+ * The key chooses (judge/verdict.c); the judgment decides (judge/judge.c):
+ * a resumed session runs neither gnutls_session_set_verify_cert's check nor
+ * a verify callback (measured on GnuTLS 3.7.9 and 3.8.9, tests/gnutls.bats),
+ * so the shim runs it before gnutls_handshake returns success. A check by hand
  * (gnutls_certificate_verify_peers*) re-judges the session's certificates
  * itself; a connection whose check by hand failed publishes nothing, nor
  * does one that never moved application data. */

@@ -36,7 +36,7 @@ struct gsettings {
 
 /* Who the client is, where a function or what the shim cannot read
  * decides it: the key says only that; no session is kept from a
- * handshake in which one of them did decide (conn.c). */
+ * handshake in which one of them did decide (conn/handshake.c). */
 struct gidentity {
     bool cert_fn;   /* a function picks the certificate, if the server asks */
     bool psk_fn;    /* a function gives the PSK username and key */
