@@ -16,7 +16,7 @@
 #include "config.h"
 #include "key.h"
 #include "ledger.h"
-#include "record.h"
+#include "store/record.h"
 #include "seam.h"
 
 /* A session encoded and named for one entry, ready to be written. */

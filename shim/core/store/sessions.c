@@ -30,9 +30,9 @@
 
 #include "fork.h"
 #include "log.h"
-#include "record.h"
+#include "store/record.h"
 #include "pooled.h"
-#include "spent.h"
+#include "store/spent.h"
 #include "store.h"
 #include "util.h"
 

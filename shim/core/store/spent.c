@@ -3,7 +3,7 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "spent.h"
+#include "store/spent.h"
 
 #define SPENT_SLOTS 65536
 #define SPENT_PROBE 16
