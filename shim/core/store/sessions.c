@@ -30,16 +30,15 @@
 
 #include "fork.h"
 #include "log.h"
+#include "store/dir.h"
 #include "store/record.h"
 #include "pooled.h"
 #include "store/spent.h"
 #include "store.h"
 #include "util.h"
 
-#define FILE_MAX (RECORDS_MAX * RECORD_MAX_LINE + 256)
 #define LOCK_WAIT_US 250000
 
-static char *dir; /* absolute; NULL: sessions stay in memory */
 static int pool_size = 8;
 static long max_hosts = 1024;
 
@@ -57,131 +56,6 @@ struct stored {
     size_t len;
     char line[];              /* the record, as record_line wrote it */
 };
-
-#define MARKER "resumeshim-store"
-#define MARKER_TEXT                                                                   \
-    "This directory is the store of libresumeshim (RESUMESHIM_STORE): TLS sessions\n" \
-    "shared by the user's processes. Its files are secret. `resumeshim clear`\n"     \
-    "empties it; removing the whole directory is safe too.\n"
-
-enum trouble { T_ERRNO, T_PRIVATE, T_FOREIGN, T_COUNT };
-
-/* The effective user the store is private to, read once per operation
- * (open_dir) rather than once per file. */
-static uid_t euid;
-
-/* One warning per process for each kind of trouble: a store refused once
- * is refused every time. */
-static void refuse(enum trouble why, const char *what, const struct stat *st)
-{
-    static int warned[T_COUNT];
-    if (__atomic_exchange_n(&warned[why], 1, __ATOMIC_RELAXED))
-        return;
-    const char *sep = what != NULL ? "/" : "", *name = what != NULL ? what : "";
-    if (why == T_PRIVATE)
-        LOG(LOG_WARN,
-            "RESUMESHIM_STORE: %s%s%s is not private (owner uid %ld, mode %03o; want uid %ld, "
-            "no access for group or others); keeping sessions in memory only",
-            dir, sep, name, (long)st->st_uid, (unsigned)(st->st_mode & 0777), (long)euid);
-    else if (why == T_FOREIGN)
-        LOG(LOG_WARN, "RESUMESHIM_STORE: %s holds files and no %s file: it is not a store, "
-            "and the store never touches files it did not make; keeping sessions in memory "
-            "only (name a new or empty directory)", dir, MARKER);
-    else
-        LOG(LOG_WARN, "RESUMESHIM_STORE: cannot use %s%s%s (%s); sessions stay in memory "
-            "while it fails", dir, sep, name, strerror(errno));
-}
-
-/* Not even readable by others: the entries' names and times would tell
- * them how many servers the user talks to, and when. */
-static bool private_dir(const struct stat *st)
-{
-    return S_ISDIR(st->st_mode) && st->st_uid == euid && !(st->st_mode & 077);
-}
-
-static bool private_file(const struct stat *st)
-{
-    return S_ISREG(st->st_mode) && st->st_uid == euid && !(st->st_mode & 077);
-}
-
-/* 1: the directory holds the store's mark; 0: no mark; -1: refused. */
-static int marked(int dfd)
-{
-    struct stat st;
-    if (fstatat(dfd, MARKER, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-        if (errno == ENOENT)
-            return 0;
-        refuse(T_ERRNO, MARKER, NULL);
-        return -1;
-    }
-    if (!private_file(&st)) {
-        refuse(T_PRIVATE, MARKER, &st);
-        return -1;
-    }
-    return 1;
-}
-
-static int open_dir(void)
-{
-    struct stat st;
-    euid = geteuid();
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) {
-        refuse(T_ERRNO, NULL, NULL);
-        return -1;
-    }
-    if (fstat(fd, &st) != 0)
-        refuse(T_ERRNO, NULL, NULL);
-    else if (!private_dir(&st))
-        refuse(T_PRIVATE, NULL, &st);
-    else
-        return fd;
-    close(fd);
-    return -1;
-}
-
-/* The store's directory, checked again for its mark before every use: it
- * may have been emptied, or replaced, since. */
-static int open_store(void)
-{
-    int fd = open_dir();
-    int m = fd >= 0 ? marked(fd) : -1;
-    if (m == 0)
-        refuse(T_FOREIGN, NULL, NULL);
-    if (m != 1 && fd >= 0) {
-        close(fd);
-        fd = -1;
-    }
-    return fd;
-}
-
-/* Opens a file of the store, refusing one that others could have written
- * or read: it holds secrets, and a planted one could hold anything. Never
- * blocking in open(): a FIFO in its place would hang the handshake. Its
- * size goes to *size when asked for. */
-static int open_file(int dfd, const char *name, int flags, off_t *size)
-{
-    struct stat st;
-    int fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
-    if (fd < 0) {
-        if (errno != ENOENT)
-            refuse(T_ERRNO, name, NULL);
-        return -1;
-    }
-    bool got = fstat(fd, &st) == 0;
-    if (!got || !private_file(&st)) {
-        if (got)
-            refuse(T_PRIVATE, name, &st);
-        else
-            refuse(T_ERRNO, name, NULL);
-        close(fd);
-        errno = EPERM;
-        return -1;
-    }
-    if (size != NULL)
-        *size = st.st_size;
-    return fd;
-}
 
 /* A store another process keeps locked past the wait is left alone for a
  * while, so that a stuck holder costs each program one wait, not one per
@@ -225,7 +99,7 @@ struct op {
 static bool op_open(struct op *op)
 {
     *op = (struct op){-1, -1, false};
-    if (dir == NULL || time(NULL) < __atomic_load_n(&busy_until, __ATOMIC_RELAXED))
+    if (store_dir == NULL || time(NULL) < __atomic_load_n(&busy_until, __ATOMIC_RELAXED))
         return false;
     pthread_mutex_lock(&op_lock);
     op->held = true;
@@ -251,64 +125,6 @@ static void op_end(struct op *op)
     if (op->held)
         pthread_mutex_unlock(&op_lock);
     *op = (struct op){-1, -1, false};
-}
-
-/* The file's contents, size bytes (its size when opened) at most; NULL
- * for a file larger than max. */
-static char *read_all(int fd, off_t size, uint64_t max, size_t *len)
-{
-    if (size < 0 || (uint64_t)size > max)
-        return NULL;
-    char *buf = malloc((size_t)size + 1);
-    size_t got = 0;
-    while (buf != NULL && got < (size_t)size) {
-        ssize_t n = read(fd, buf + got, (size_t)size - got);
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
-    *len = got;
-    return buf;
-}
-
-/* Writes the contents to tmp and renames it over name: 1 done, 0 failed
- * (nothing left behind), -1 tmp could not be made. */
-static int write_renamed(int dfd, const char *tmp, const char *name, const char *buf, size_t len)
-{
-    /* Made here with O_EXCL, so it is this process's own file, 0600 at
-     * most. Whatever a killed process left as tmp is scratch: made anew. */
-    int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-    int fd = openat(dfd, tmp, flags, 0600);
-    if (fd < 0 && errno == EEXIST && unlinkat(dfd, tmp, 0) == 0)
-        fd = openat(dfd, tmp, flags, 0600);
-    if (fd < 0)
-        return -1;
-    size_t done = 0;
-    while (done < len) {
-        ssize_t n = write(fd, buf + done, len - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        done += (size_t)n;
-    }
-    /* A part written (a full disk) is secrets left lying about: gone
-     * before the lock is let go, whatever failed. */
-    bool ok = close(fd) == 0 && done == len && renameat(dfd, tmp, dfd, name) == 0;
-    if (!ok)
-        unlinkat(dfd, tmp, 0);
-    return ok;
-}
-
-/* Replaces name with the given contents, or removes it when there are none. */
-static bool replace(int dfd, const char *name, const char *buf, size_t len)
-{
-    if (len == 0)
-        return unlinkat(dfd, name, 0) == 0 || errno == ENOENT;
-    int r = write_renamed(dfd, "tmp", name, buf, len);
-    if (r < 0)
-        refuse(T_ERRNO, "tmp", NULL);
-    return r == 1;
 }
 
 /* SHA-256 of the salt, a newline and the data, in hex. */
@@ -338,19 +154,6 @@ static bool parse_salt(const char *buf, size_t len, char salt[HEX_LEN + 1])
     memcpy(salt, buf + ml, HEX_LEN);
     salt[HEX_LEN] = '\0';
     return true;
-}
-
-/* The directory's entries, read through a descriptor of their own (which
- * shares its offset with dfd's: hence the rewind). */
-static DIR *listing(int dfd)
-{
-    int fd = dup(dfd);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (d == NULL && fd >= 0)
-        close(fd);
-    if (d != NULL)
-        rewinddir(d);
-    return d;
 }
 
 /* Whether a name is one the store gives an entry, "s-" and 64 hex digits:
@@ -470,39 +273,6 @@ static bool name_entry(int dfd, const struct key *k, struct stored *st)
     memcpy(salt_seen, st->salt, sizeof salt_seen);
     pthread_mutex_unlock(&cache_lock);
     return name_with(k, st);
-}
-
-/* Drops the least recently changed files whose names are counted, oldest first,
- * while more than keep are left; returns how many went. */
-static long drop_oldest(int dfd, bool (*counted)(const char *name), long keep)
-{
-    DIR *d = listing(dfd);
-    long dropped = 0;
-    if (d == NULL)
-        return 0;
-    for (;;) {
-        long count = 0;
-        char oldest[NAME_MAX + 1] = "";
-        struct timespec when = {0, 0};
-        struct dirent *e;
-        rewinddir(d);
-        while ((e = readdir(d)) != NULL) {
-            struct stat st;
-            if (!counted(e->d_name) || fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-                continue;
-            count++;
-            if (oldest[0] == '\0' || st.st_mtim.tv_sec < when.tv_sec ||
-                (st.st_mtim.tv_sec == when.tv_sec && st.st_mtim.tv_nsec < when.tv_nsec)) {
-                when = st.st_mtim;
-                snprintf(oldest, sizeof oldest, "%s", e->d_name);
-            }
-        }
-        if (count <= keep || unlinkat(dfd, oldest, 0) != 0)
-            break;
-        dropped++;
-    }
-    closedir(d);
-    return dropped;
 }
 
 /* Makes room for one more server: drops the least recently used entries
@@ -984,56 +754,6 @@ bool store_side_write(const char *name, const char *buf, size_t len)
     return ok;
 }
 
-bool store_on(void)
-{
-    return dir != NULL;
-}
-
-/* Whether the directory holds nothing at all. */
-static bool empty_dir(int dfd)
-{
-    DIR *d = listing(dfd);
-    if (d == NULL)
-        return false;
-    struct dirent *e;
-    bool empty = true;
-    while (empty && (e = readdir(d)) != NULL)
-        empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
-    closedir(d);
-    return empty;
-}
-
-/* Makes the directory the store's when it is empty; a directory holding
- * anything but the mark is the user's, and its files are not the store's
- * to delete or replace. Processes starting together may race here: the
- * mark is made before any other file of the store, and only once. */
-static bool claim(int dfd)
-{
-    int m = marked(dfd);
-    if (m != 0)
-        return m == 1;
-    if (!empty_dir(dfd)) {
-        /* Another process may have marked it and begun to fill it since. */
-        m = marked(dfd);
-        if (m == 0)
-            refuse(T_FOREIGN, NULL, NULL);
-        return m == 1;
-    }
-    int fd = openat(dfd, MARKER, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        if (errno == EEXIST)
-            return marked(dfd) == 1;
-        refuse(T_ERRNO, MARKER, NULL);
-        return false;
-    }
-    /* The text is for a person who finds the directory; the mark is the
-     * file itself, so a short write (a full disk) does not matter. */
-    ssize_t ignored = write(fd, MARKER_TEXT, sizeof MARKER_TEXT - 1);
-    (void)ignored;
-    close(fd);
-    return true;
-}
-
 /* A relative directory is taken from where the program started: it may
  * change its working directory later. */
 void store_init(const struct config *cfg)
@@ -1045,29 +765,7 @@ void store_init(const struct config *cfg)
         return;
     fork_guard(&op_lock);
     fork_guard(&cache_lock);
-    char cwd[PATH_MAX];
-    if (path[0] == '/')
-        dir = strdup(path);
-    else if (getcwd(cwd, sizeof cwd) != NULL && (dir = malloc(strlen(cwd) + strlen(path) + 2)))
-        sprintf(dir, "%s/%s", cwd, path);
-    if (dir == NULL)
-        return;
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-        refuse(T_ERRNO, NULL, NULL);
-        free(dir);
-        dir = NULL;
-        return;
-    }
-    int fd = open_dir();
-    bool ours = fd >= 0 && claim(fd);
-    if (fd >= 0)
-        close(fd);
-    if (!ours) {
-        free(dir);
-        dir = NULL;
-        return;
-    }
-    LOG(LOG_INFO, "sessions shared through the store in %s", dir);
+    dir_init(path);
 }
 
 /* The resumeshim command's list and clear (store.h). The store's files are
@@ -1080,8 +778,8 @@ static int by_str(const void *a, const void *b)
 
 bool store_list(const char *path, char salt[HEX_LEN + 1], store_visit visit, void *arg)
 {
-    dir = strdup(path);
-    int dfd = dir != NULL ? open_store() : -1;
+    store_dir = strdup(path);
+    int dfd = store_dir != NULL ? open_store() : -1;
     DIR *d = dfd >= 0 ? listing(dfd) : NULL;
     char **names = NULL;
     size_t n = 0, cap = 0;
@@ -1128,8 +826,8 @@ bool store_list(const char *path, char salt[HEX_LEN + 1], store_visit visit, voi
     free(names);
     if (dfd >= 0)
         close(dfd);
-    free(dir);
-    dir = NULL;
+    free(store_dir);
+    store_dir = NULL;
     return ok;
 }
 
@@ -1141,8 +839,8 @@ bool store_server_hash(const struct tls_ops *ops, const char salt[HEX_LEN + 1],
 
 bool store_clear(const char *path, long wait_us)
 {
-    dir = strdup(path);
-    int dfd = dir != NULL ? open_store() : -1;
+    store_dir = strdup(path);
+    int dfd = store_dir != NULL ? open_store() : -1;
     int lfd = dfd >= 0 ? lock_store(dfd, wait_us) : -1;
     /* The lock and the mark stay: every process of the shim goes on
      * sharing them. A directory in the way is not the store's. */
@@ -1153,7 +851,7 @@ bool store_clear(const char *path, long wait_us)
         close(lfd);
     if (dfd >= 0)
         close(dfd);
-    free(dir);
-    dir = NULL;
+    free(store_dir);
+    store_dir = NULL;
     return ok;
 }
