@@ -31,13 +31,12 @@
 #include "fork.h"
 #include "log.h"
 #include "store/dir.h"
+#include "store/lock.h"
 #include "store/record.h"
 #include "pooled.h"
 #include "store/spent.h"
 #include "store.h"
 #include "util.h"
-
-#define LOCK_WAIT_US 250000
 
 static int pool_size = 8;
 static long max_hosts = 1024;
@@ -56,76 +55,6 @@ struct stored {
     size_t len;
     char line[];              /* the record, as record_line wrote it */
 };
-
-/* A store another process keeps locked past the wait is left alone for a
- * while, so that a stuck holder costs each program one wait, not one per
- * connection. */
-#define BUSY_PAUSE 10
-static time_t busy_until;
-
-static int lock_store(int dfd, long wait_us)
-{
-    int fd = open_file(dfd, "lock", O_RDWR | O_CREAT, NULL);
-    long waited = 0, pause = 20;
-    while (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        if ((errno != EWOULDBLOCK && errno != EINTR) || waited >= wait_us) {
-            LOG(LOG_INFO, "store busy; going on without it for %d s", BUSY_PAUSE);
-            __atomic_store_n(&busy_until, time(NULL) + BUSY_PAUSE, __ATOMIC_RELAXED);
-            close(fd);
-            return -1;
-        }
-        struct timespec ts = {0, pause * 1000};
-        nanosleep(&ts, NULL);
-        waited += pause;
-        pause = pause < 2000 ? pause * 2 : pause;
-    }
-    return fd;
-}
-
-/* Held from opening the store to closing it again, and by the fork
- * handlers: a child must not inherit the descriptor that holds the flock
- * (the lock belongs to the open file, and would stay held as long as the
- * child lives). Threads wait on the flock anyway. */
-static pthread_mutex_t op_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* One operation on the store: its directory and, while held, its lock. */
-struct op {
-    int dfd, lfd;
-    bool held; /* op_lock */
-};
-
-/* Opens the store without its lock: for files replaced only by rename,
- * which a reader finds whole, old or new. */
-static bool op_open(struct op *op)
-{
-    *op = (struct op){-1, -1, false};
-    if (store_dir == NULL || time(NULL) < __atomic_load_n(&busy_until, __ATOMIC_RELAXED))
-        return false;
-    pthread_mutex_lock(&op_lock);
-    op->held = true;
-    op->dfd = open_store();
-    return op->dfd >= 0;
-}
-
-/* Opens the store and takes its lock; op_end must follow either way. */
-static bool op_begin(struct op *op)
-{
-    if (!op_open(op))
-        return false;
-    op->lfd = lock_store(op->dfd, LOCK_WAIT_US);
-    return op->lfd >= 0;
-}
-
-static void op_end(struct op *op)
-{
-    if (op->lfd >= 0)
-        close(op->lfd);
-    if (op->dfd >= 0)
-        close(op->dfd);
-    if (op->held)
-        pthread_mutex_unlock(&op_lock);
-    *op = (struct op){-1, -1, false};
-}
 
 /* SHA-256 of the salt, a newline and the data, in hex. */
 static bool salted(const struct tls_ops *ops, const char salt[HEX_LEN + 1], const void *data,
@@ -763,7 +692,7 @@ void store_init(const struct config *cfg)
     max_hosts = cfg->max_hosts;
     if (path == NULL || *path == '\0')
         return;
-    fork_guard(&op_lock);
+    lock_init();
     fork_guard(&cache_lock);
     dir_init(path);
 }
