@@ -38,7 +38,7 @@ HDRS := $(wildcard include/*.h shim/*/*.h shim/*/*.def shim/*/*/*.h shim/*/*/*.d
 CMD_SRCS := $(wildcard cmd/*.c)
 CMD_OBJS := $(CMD_SRCS:cmd/%.c=build/obj/cmd/%.o)
 # The core rooms the command links: the store, and what it calls.
-CMD_CORE_OBJS := $(patsubst %,build/obj/cmd/core/%.o,store/sessions store/dir store/lock store/record util log fork pooled key)
+CMD_CORE_OBJS := $(patsubst %,build/obj/cmd/core/%.o,store/sessions store/dir store/lock store/names store/record util log fork pooled key)
 # The command is built with musl, statically, when musl-gcc is there
 # (scripts/deps installs it): glibc's start-up reads the CPU's features
 # with some 70 CPUID instructions, each a trap to the hypervisor on a
