@@ -191,41 +191,6 @@ static bool decode(const struct tls_ops *ops, const struct record *r, struct poo
     return true;
 }
 
-/* Under the lock: the ticket's mark in DIR/spent (spent.h), made of kind
- * mark where there is none. */
-static int spend(int dfd, uint64_t digest, time_t now, enum mark mark)
-{
-    off_t size;
-    int fd = open_file(dfd, "spent", O_RDWR | O_CREAT, &size);
-    if (fd < 0)
-        return -1;
-    int was = spent_mark(fd, size, digest, now, mark);
-    close(fd);
-    return was;
-}
-
-int store_spend(uint64_t digest, time_t now)
-{
-    int saved = errno, r = -1;
-    struct op op;
-    if (op_begin(&op))
-        r = spend(op.dfd, digest, now, MARK_SHIM);
-    op_end(&op);
-    errno = saved;
-    return r < 0 ? -1 : r == MARK_NONE;
-}
-
-int store_mark(uint64_t digest, time_t now, enum mark mark)
-{
-    int saved = errno, r = -1;
-    struct op op;
-    if (op_begin(&op))
-        r = spend(op.dfd, digest, now, mark);
-    op_end(&op);
-    errno = saved;
-    return r;
-}
-
 void store_take(const struct key *k, time_t now, bool (*held)(uint64_t digest), struct pooled *out)
 {
     int saved = errno;
