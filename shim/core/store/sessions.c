@@ -1,44 +1,25 @@
-/* The cross-process store (store.h), RESUMESHIM_STORE=DIR:
- *
- * DIR/resumeshim-store
- *            the mark that DIR is the store's own: the store deletes and
- *            renames files in DIR, so it works only in a directory it made
- *            or found empty and marked, never among the user's files;
- * DIR/lock   flock(2) held around every read-modify-write, so a TLS 1.3
- *            ticket one process takes is gone for all;
- * DIR/salt   the salt that names the entries, so no file lists a host;
- * DIR/s-HEX  one file per server and client configuration (record.c);
- * DIR/tmp    the next version of an entry, renamed over it: a process killed
- *            while writing leaves the old file whole.
- *
- * Nothing is kept open between calls: a descriptor held for the program's
- * lifetime could be closed, or renumbered, by the program itself. The lock
- * is waited for a bounded time; past it the connection simply does a full
- * handshake. The host's errno is preserved across every call. */
-#include <dirent.h>
+/* The store's sessions (store.h): an entry, DIR/s-HEX, holds a server's
+ * sessions for one client configuration, in record.c's format: at most the
+ * pool's size of TLS 1.3 tickets, the newest, and one TLS 1.2 session. A
+ * TLS 1.3 ticket taken leaves its entry and is marked spent (spent.c)
+ * before it is offered. The directory (dir.c), its lock (lock.c) and the
+ * entries' names (names.c) are the room's other files. The host's errno
+ * is preserved across every call. */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/random.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "fork.h"
 #include "log.h"
+#include "pooled.h"
+#include "store.h"
 #include "store/dir.h"
 #include "store/entry.h"
 #include "store/lock.h"
 #include "store/names.h"
 #include "store/record.h"
-#include "pooled.h"
 #include "store/spent.h"
-#include "store.h"
-#include "util.h"
 
 static int pool_size = 8;
 static long max_hosts = 1024;
