@@ -319,9 +319,8 @@ struct stored *store_encode(const struct key *k, const struct pooled *p)
 {
     int saved = errno;
     struct stored *st = encode(p);
-    if (st != NULL) {
+    if (st != NULL)
         names_salt_seen(st->salt);
-    }
     struct op op = {-1, -1, false};
     bool ok = st != NULL && st->salt[0] != '\0' ? name_with(k, st)
               : st != NULL && op_begin(&op) && name_entry(op.dfd, k, st);
@@ -368,8 +367,8 @@ void store_write(struct stored **list, unsigned n)
     errno = saved;
 }
 
-/* A relative directory is taken from where the program started: it may
- * change its working directory later. */
+/* Once: the limits the sessions keep to, the fork handlers of the room's
+ * mutexes (the lock's first, as they are taken), and the directory. */
 void store_init(const struct config *cfg)
 {
     const char *path = cfg->store;
