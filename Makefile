@@ -37,8 +37,8 @@ OBJS := $(SRCS:shim/%.c=build/obj/%.o)
 HDRS := $(wildcard include/*.h shim/*/*.h shim/*/*.def shim/*/*/*.h shim/*/*/*.def)
 CMD_SRCS := $(wildcard cmd/*.c)
 CMD_OBJS := $(CMD_SRCS:cmd/%.c=build/obj/cmd/%.o)
-# The core rooms the command links: the store, and what it calls.
-CMD_CORE_OBJS := $(patsubst %,build/obj/cmd/core/%.o,store record util log fork pooled key)
+# The core files the command links: the store's listing, and what it calls.
+CMD_CORE_OBJS := $(patsubst %,build/obj/cmd/core/%.o,store/list store/dir store/lock store/names store/record util log fork key)
 # The command is built with musl, statically, when musl-gcc is there
 # (scripts/deps installs it): glibc's start-up reads the CPU's features
 # with some 70 CPUID instructions, each a trap to the hypervisor on a
@@ -216,9 +216,9 @@ tests/bin/client-static: tests/client.c | tests/bin
 	    -o $@ $< -lssl -lcrypto -lpthread
 
 # The store's file reader alone, under the sanitizers, for fuzzing.
-tests/bin/fuzzstore: tests/fuzzstore.c shim/core/record.c shim/core/util.c shim/core/record.h | tests/bin
+tests/bin/fuzzstore: tests/fuzzstore.c shim/core/store/record.c shim/core/util.c shim/core/store/record.h | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -Ishim/core $(SAN) -o $@ \
-	    tests/fuzzstore.c shim/core/record.c shim/core/util.c
+	    tests/fuzzstore.c shim/core/store/record.c shim/core/util.c
 
 # The shim's validity-time answers against libcrypto's own.
 tests/bin/vtimecheck: tests/vtimecheck.c shim/openssl/judge/vtime.c shim/openssl/judge/vtime.h | tests/bin

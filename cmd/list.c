@@ -1,6 +1,6 @@
 /* `resumeshim list` and `resumeshim clear` (cmd.h): the directory judged
  * here, with the command's messages; the files read, named and removed by
- * the library's own store code (shim/core/store.c, record.c), linked in. */
+ * the library's own store code (shim/core/store/), linked in. */
 #include <ctype.h>
 #include <dirent.h>
 #include <pwd.h>

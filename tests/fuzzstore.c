@@ -1,4 +1,4 @@
-/* Fuzzes the store's file reader (shim/record.c), built with AddressSanitizer
+/* Fuzzes the store's file reader (shim/core/store/record.c), built with AddressSanitizer
  * and UndefinedBehaviorSanitizer: every mutation of a valid file is either
  * refused or read into records that lie inside the text and write back to
  * the same bytes. A store file may be cut short, damaged, or written by
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "record.h"
+#include "store/record.h"
 
 static unsigned long long rng;
 

@@ -1,6 +1,6 @@
 /* ledger: whose a TLS 1.3 ticket is, and so who may offer it. The rule,
  * written here once; the rooms that keep the record (owned.h in a
- * process, the store's spent table (spent.h) across processes, the pools
+ * process, the store's spent table (store/spent.h) across processes, the pools
  * that hold the shim's tickets) follow it:
  *
  * A ticket is offered once, by whoever holds it: each ticket is either

@@ -1,10 +1,22 @@
 /* store: the cross-process store (RESUMESHIM_STORE): every process of the
- * user offers tickets that earlier ones earned. This room keeps the
- * directory safe (its own, private, marked), locked and bounded; the
- * format of its files is record.h's. Each call opens, locks and closes the
- * store itself; false or nothing means the store could not be used and the
- * caller goes on without it. The host's errno is preserved across every
- * call. */
+ * user offers tickets that earlier ones earned. The verbs: store_take (a
+ * session for a key; a TLS 1.3 ticket leaves the store, marked spent),
+ * store_encode then store_write (sessions added), store_claim, store_spend
+ * and store_mark (whose a ticket is, ledger.h), store_forget (a key's
+ * entry removed); store_rewrite and store_side_read/_write for a backend's
+ * own files; store_list and store_clear for the resumeshim command.
+ * Ownership: the store keeps nothing of the caller's. What store_take
+ * fills is the caller's (pooled_free); a struct stored is the caller's
+ * from store_encode, freed with free() after store_write (which reorders
+ * the list and frees nothing); a side file read is the caller's (free()).
+ * Each call opens, locks and closes the store itself; false or nothing
+ * means the store could not be used and the caller goes on without it.
+ * The host's errno is preserved across every call. The room
+ * shim/core/store/ holds the store, one concern a file: the directory
+ * kept safe (dir.c), its lock (lock.c), the entries' names (names.c), the
+ * sessions (sessions.c), the spent table (spent.c), the files beside the
+ * entries (side.c), the command's listing (list.c) and the files' format
+ * (record.c). */
 #ifndef RESUMESHIM_STORE_H
 #define RESUMESHIM_STORE_H
 
@@ -16,7 +28,7 @@
 #include "config.h"
 #include "key.h"
 #include "ledger.h"
-#include "record.h"
+#include "store/record.h"
 #include "seam.h"
 
 /* A session encoded and named for one entry, ready to be written. */

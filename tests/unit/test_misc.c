@@ -11,7 +11,7 @@
 #include "endpoint.h"
 #include "fork.h"
 #include "helpers.h"
-#include "record.h"
+#include "store/record.h"
 #include "unit.h"
 #include "util.h"
 

@@ -13,7 +13,7 @@
  * rebuilds it rather than guess. */
 #include <string.h>
 
-#include "record.h"
+#include "store/record.h"
 #include "util.h"
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

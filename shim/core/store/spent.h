@@ -27,5 +27,8 @@
  * cannot be used (nothing may be offered from the store then, nor can it
  * be said what was). */
 int spent_mark(int fd, off_t size, uint64_t digest, time_t now, enum mark mark);
+/* Under the store's lock (dfd its directory): the ticket's mark in
+ * DIR/spent, made of kind mark where there is none; -1 as spent_mark. */
+int spend(int dfd, uint64_t digest, time_t now, enum mark mark);
 
 #endif

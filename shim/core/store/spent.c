@@ -1,9 +1,15 @@
-/* The store's table of spent tickets (spent.h). */
+/* The store's table of spent tickets (spent.h): its slots, and the
+ * store's calls that read and mark them. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <unistd.h>
 
 #include "config.h"
-#include "spent.h"
+#include "store.h"
+#include "store/dir.h"
+#include "store/lock.h"
+#include "store/spent.h"
 
 #define SPENT_SLOTS 65536
 #define SPENT_PROBE 16
@@ -50,4 +56,39 @@ int spent_mark(int fd, off_t size, uint64_t digest, time_t now, enum mark mark)
             was = -1;
     }
     return was;
+}
+
+/* Under the lock: the ticket's mark in DIR/spent (spent.h), made of kind
+ * mark where there is none. */
+int spend(int dfd, uint64_t digest, time_t now, enum mark mark)
+{
+    off_t size;
+    int fd = open_file(dfd, "spent", O_RDWR | O_CREAT, &size);
+    if (fd < 0)
+        return -1;
+    int was = spent_mark(fd, size, digest, now, mark);
+    close(fd);
+    return was;
+}
+
+int store_spend(uint64_t digest, time_t now)
+{
+    int saved = errno, r = -1;
+    struct op op;
+    if (op_begin(&op))
+        r = spend(op.dfd, digest, now, MARK_SHIM);
+    op_end(&op);
+    errno = saved;
+    return r < 0 ? -1 : r == MARK_NONE;
+}
+
+int store_mark(uint64_t digest, time_t now, enum mark mark)
+{
+    int saved = errno, r = -1;
+    struct op op;
+    if (op_begin(&op))
+        r = spend(op.dfd, digest, now, mark);
+    op_end(&op);
+    errno = saved;
+    return r;
 }
