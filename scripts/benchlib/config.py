@@ -28,3 +28,11 @@ REPS = 3 if QUICK else 7
 # Connections per thread of the C client, by thread count.
 PER_THREAD = {1: 100, 8: 12, 64: 3} if QUICK else {1: 400, 8: 50, 64: 10}
 POOL_SIZE = 8  # RESUMESHIM_POOL_SIZE's default
+
+# The columns of most cases, and every column's label in the tables.
+COLUMNS = ["none", "shim", "store", "native"]
+LABEL = {"none": "no shim", "shim": "shim", "store": "shim + store", "native": "native",
+         "bound": "bound",
+         "empty": "empty library preloaded", "before": "before", "after": "after",
+         "exported": "variables exported", "command": "through resumeshim",
+         "exec-only": "through a static program that only execs"}
