@@ -8,6 +8,20 @@ from .config import COLUMNS, LABEL, OUT
 from .medians import groups, med
 from .runners import WORK
 
+# Both charts: clustered bars, one a column, from zero.
+BARS = """set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set boxwidth 0.9
+set key top left noenhanced
+set grid ytics
+set yrange [0:*]
+"""
+
+
+def gnuplot(script):
+    subprocess.run(["gnuplot"], input=script, text=True, check=True)
+
 
 def oneshot_chart():
     """Milliseconds a run of each program run once per request, a group of
@@ -27,19 +41,12 @@ def oneshot_chart():
 set terminal pngcairo size 1400,600 font "DejaVu Sans,11"
 set output "{os.path.join(OUT, 'programs.png')}"
 set title "libresumeshim: programs run once per request, trusting what they trust by default\\n(under each: runs a second through resumeshim over runs a second without the shim)" noenhanced
-set style data histograms
-set style histogram clustered gap 1
-set style fill solid 0.85 border -1
-set boxwidth 0.9
-set key top left noenhanced
-set grid ytics
-set yrange [0:*]
-set xtics scale 0 noenhanced
+{BARS}set xtics scale 0 noenhanced
 set bmargin 4
 set ylabel "milliseconds a run (less is better)"
 plot for [i=2:{1 + len(ONESHOT_COLUMNS)}] "{path}" using i:xtic(1) title columnheader(i)
 """
-    subprocess.run(["gnuplot"], input=script, text=True, check=True)
+    gnuplot(script)
 
 
 def chart():
@@ -58,18 +65,11 @@ def chart():
 set terminal pngcairo size 1400,900 font "DejaVu Sans,10"
 set output "{os.path.join(OUT, 'results.png')}"
 set multiplot layout 2,1 title "libresumeshim: the unmodified C client, one connection per request"
-set style data histograms
-set style histogram clustered gap 1
-set style fill solid 0.85 border -1
-set boxwidth 0.9
-set key top left noenhanced
-set grid ytics
-set yrange [0:*]
-set xtics rotate by 20 right scale 0 noenhanced
+{BARS}set xtics rotate by 20 right scale 0 noenhanced
 set ylabel "connections / s (more is better)"
 plot for [i=2:5] "{files[0]}" using i:xtic(1) title columnheader(i)
 set ylabel "client CPU µs / connection (less is better)"
 plot for [i=2:5] "{files[1]}" using i:xtic(1) title columnheader(i)
 unset multiplot
 """
-    subprocess.run(["gnuplot"], input=script, text=True, check=True)
+    gnuplot(script)

@@ -31,13 +31,17 @@ def environ(column):
     if column == "empty":
         env["LD_PRELOAD"] = os.path.join(WORK, "empty.so")
     if column == "store":
-        # mode 0700, in memory like the resumeshim command's default
-        # ($XDG_RUNTIME_DIR): on a disk file system each rename is a journal
-        # write
-        env["RESUMESHIM_STORE"] = tempfile.mkdtemp(prefix="resumeshim-bench-store.",
-                                                   dir=STORE_PARENT)
-        STORES.append(env["RESUMESHIM_STORE"])
+        env["RESUMESHIM_STORE"] = new_store()
     return env
+
+
+def new_store():
+    """A fresh private store, removed at the end: mode 0700, in memory like
+    the resumeshim command's default ($XDG_RUNTIME_DIR): on a disk file
+    system each rename is a journal write."""
+    store = tempfile.mkdtemp(prefix="resumeshim-bench-store.", dir=STORE_PARENT)
+    STORES.append(store)
+    return store
 
 
 def run(case, group, column, rep, argv, env, server=None, requests=None, conns=None,
@@ -70,13 +74,7 @@ def run(case, group, column, rep, argv, env, server=None, requests=None, conns=N
     row = {"case": case, "group": group, "column": column, "rep": rep,
            "status": os.waitstatus_to_exitcode(status), "conns": conns}
     if server:
-        # nginx logs a request after its response, which the client may
-        # have read already: wait for the count the run must produce.
-        lines = server.lines()[before:]
-        deadline = time.monotonic() + 3
-        while len(lines) < requests and time.monotonic() < deadline:
-            time.sleep(0.01)
-            lines = server.lines()[before:]
+        lines = server.lines_since(before, requests)
         row["server_cpu_us"] = (server.cpu_ns() - cpu0) / 1000 / conns
         # Log order is accept order: a thread done early may connect again
         # before the last of the first burst, so excuse the first `skip` full
@@ -101,6 +99,21 @@ def run(case, group, column, rep, argv, env, server=None, requests=None, conns=N
     row["wall_s"] = wall
     RUNS.append(row)
     return row
+
+
+def record(case, group, column, **figures):
+    """A row of raw.csv that is no timed run of run(): a count, or the
+    median of many runs."""
+    RUNS.append({"case": case, "group": group, "column": column, "rep": 0, **figures})
+
+
+def shell_loop(body, count="$1"):
+    """A shell loop running BODY COUNT times (a shell expression)."""
+    return f'i=0; while [ "$i" -lt "{count}" ]; do {body}; i=$((i+1)); done'
+
+
+def done(what):
+    print(f"bench: {what} done", file=sys.stderr)
 
 
 def client_argv(port, ca, *opts):

@@ -46,6 +46,17 @@ class Server:
         with open(self.log) as f:
             return f.read().splitlines()
 
+    def lines_since(self, before, count):
+        """The lines after the first BEFORE, once there are COUNT of them
+        (or after 3 s): nginx logs a request after its response, which the
+        client may have read already."""
+        lines = self.lines()[before:]
+        deadline = time.monotonic() + 3
+        while len(lines) < count and time.monotonic() < deadline:
+            time.sleep(0.01)
+            lines = self.lines()[before:]
+        return lines
+
     def cpu_ns(self):
         # Precise, unlike the clock ticks of /proc/PID/stat; both servers
         # here are one single-threaded process.
@@ -107,9 +118,15 @@ class ServerTree(Server):
         PROCS.remove(self.pid)
 
 
-def start_nginx(name, cert, key, extra=""):
+def server_dir(name):
+    """WORK/NAME, new, for a server's files."""
     d = os.path.join(WORK, name)
     os.makedirs(d)
+    return d
+
+
+def start_nginx(name, cert, key, extra=""):
+    d = server_dir(name)
     out = subprocess.run(
         ["bash", "-c", 'source "$1/scripts/servers.sh"; nginx_start "$2" "$3" "$4" "$5" '
          '>/dev/null 2>&1 </dev/null; echo "$PORT $NGINX_PID"', "-", ROOT, d, cert, key, extra],
@@ -128,8 +145,7 @@ def wait_file(path):
 
 
 def start_psk(name, cert, key, *args):
-    d = os.path.join(WORK, name)
-    os.makedirs(d)
+    d = server_dir(name)
     log = os.path.join(d, "log")
     p = subprocess.Popen([PSKSERVER, "--cert", cert, "--key", key, "--port-file",
                           os.path.join(d, "port"), "--log", log, *args],
@@ -140,8 +156,7 @@ def start_psk(name, cert, key, *args):
 
 
 def start_relay(name, port, delay_ms):
-    d = os.path.join(WORK, name)
-    os.makedirs(d)
+    d = server_dir(name)
     p = subprocess.Popen([RELAY, "--to", str(port), "--delay", str(delay_ms), "--port-file",
                           os.path.join(d, "port")])
     PROCS.append(p.pid)
@@ -167,8 +182,7 @@ def start_nginx_pages(cert, key):
     """nginx as start_nginx, serving "ok" and /git/repo.git, a bare
     repository for dumb HTTP (as tests/gnutls.bash's make_bare_repo), if
     git is there."""
-    d = os.path.join(WORK, "pages")
-    os.makedirs(d)
+    d = server_dir("pages")
     if shutil.which("git"):
         sh(f"""set -e; cd {d}
 git init -q -b main work; echo hello > work/file; git -C work add file
@@ -191,8 +205,7 @@ def server_environ(column, log):
 def start_gunicorn(name, cert, key, workers, column):
     """gunicorn's sync workers on a listening socket of ours (fd://), so the
     port is free without a race; its own messages in DIR/server.log."""
-    d = os.path.join(WORK, name)
-    os.makedirs(d)
+    d = server_dir(name)
     log = os.path.join(d, "log")
     open(log, "a").close()
     ls = socket.socket()
@@ -211,8 +224,7 @@ def start_gunicorn(name, cert, key, workers, column):
 
 
 def start_wrapserver(name, cert, key, column):
-    d = os.path.join(WORK, name)
-    os.makedirs(d)
+    d = server_dir(name)
     log = os.path.join(d, "log")
     open(log, "a").close()
     with open(os.path.join(d, "server.log"), "w") as err:

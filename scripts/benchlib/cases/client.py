@@ -1,9 +1,8 @@
 """client and burst: the unmodified C client (tests/client.c), one connection
 per request, sequential and from threads; bursts after a sequential warm-up."""
-import sys
 
 from ..config import COLUMNS, PER_THREAD, POOL_SIZE, REPS
-from ..runners import client_argv, environ, run
+from ..runners import client_argv, done, environ, run
 
 
 def c_client_cases(servers):
@@ -23,7 +22,7 @@ def c_client_cases(servers):
                             environ(col), srv, requests=1 + n * threads,
                             conns=1 + n * threads, skip=1 if threads == 1 else 1 + threads,
                             timed=n * threads)
-                print(f"bench: {group} done", file=sys.stderr)
+                done(group)
 
 
 # TLS 1.3 tickets an OpenSSL server (nginx) sends after a full handshake and

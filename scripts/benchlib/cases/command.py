@@ -2,11 +2,10 @@
 import os
 import statistics
 import subprocess
-import sys
 import time
 
 from ..config import CLIENT, QUICK, REPS, ROOT
-from ..runners import RUNS, WORK, environ, run, sh
+from ..runners import WORK, done, environ, record, run, sh, shell_loop
 
 
 START = "/bin/true, one start (single starts, paired)"
@@ -55,15 +54,13 @@ def command_cases(srv, ca):
     os.close(null)
     # One row a column (the median): raw.csv keeps runs, not thousands of starts.
     for col, ms in times.items():
-        RUNS.append({"case": "command", "group": START, "column": col, "rep": 0,
-                     "conns": len(ms), "ms_per_conn": statistics.median(ms)})
+        record("command", START, col, conns=len(ms), ms_per_conn=statistics.median(ms))
     n = 40 if QUICK else 100
     url = f"https://localhost:{srv.port}/"
     for name, conns, body, extra, log in (
             ("curl, one process per request", n,
              'curl -sS -o /dev/null --cacert "$3" "$4" || exit 1', [ca, url], srv),):
-        loops = {c: f'i=0; while [ "$i" -lt "$1" ]; do {p}{body}; i=$((i+1)); done'
-                 for c, p in (("exported", ""), ("command", '"$2" '))}
+        loops = {c: shell_loop(p + body) for c, p in (("exported", ""), ("command", '"$2" '))}
         for rep in range(REPS):
             for col in ("exported", "command"):
                 run("command", name, col, rep,
@@ -79,7 +76,7 @@ def command_cases(srv, ca):
                    stdout=subprocess.DEVNULL, check=True)
     with open(trace) as f:
         calls = [line.split(None, 1)[1].split("(", 1)[0] for line in f if store in line]
-    RUNS.append({"case": "storecalls", "group": "the store's system calls, a resumed one-shot",
-                 "column": "exported", "rep": 0, "syscalls": len(calls),
-                 "detail": ", ".join(f"{c} {calls.count(c)}" for c in sorted(set(calls)))})
-    print("bench: command done", file=sys.stderr)
+    record("storecalls", "the store's system calls, a resumed one-shot", "exported",
+           syscalls=len(calls),
+           detail=", ".join(f"{c} {calls.count(c)}" for c in sorted(set(calls))))
+    done("command")

@@ -1,9 +1,8 @@
 """costs: what the shim costs where it cannot help (keep-alive, servers that
 never resume, programs without TLS)."""
-import sys
 
 from ..config import QUICK, REPS
-from ..runners import client_argv, environ, make_empty, run
+from ..runners import client_argv, done, environ, make_empty, run, shell_loop
 
 
 def cost_cases(srv, miss, nothing, ca):
@@ -30,10 +29,10 @@ def cost_cases(srv, miss, nothing, ca):
                         environ(col), server, requests=1 + n, conns=1 + n, timed=n)
     # Start-up of a program without TLS.
     k = 300 if QUICK else 1000
-    loop = 'i=0; while [ "$i" -lt "$1" ]; do /bin/true; i=$((i+1)); done'
+    loop = shell_loop("/bin/true")
     make_empty()
     for rep in range(REPS):
         for col in ("none", "empty", "shim"):
             run("costs", f"/bin/true × {k} (per start)", col, rep,
                 ["/bin/sh", "-c", loop, "-", str(k)], environ(col), conns=k)
-    print("bench: costs done", file=sys.stderr)
+    done("costs")

@@ -1,8 +1,7 @@
 """gnutls: the GnuTLS test client, one connection per request."""
-import sys
 
 from ..config import GNUTLSCLIENT, QUICK, REPS
-from ..runners import environ, run
+from ..runners import done, environ, run
 
 
 def gnutls_cases(srv, ca):
@@ -20,4 +19,4 @@ def gnutls_cases(srv, ca):
                         str(n)] + (["--keep"] if col == "native" else [])
                 run("gnutls", group, col, rep, argv, environ(col), srv, requests=n, conns=n,
                     quiet=True)
-        print(f"bench: {group} done", file=sys.stderr)
+        done(group)

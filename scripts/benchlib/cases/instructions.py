@@ -1,13 +1,19 @@
 """instructions: instructions per operation, counted by callgrind."""
 import subprocess
-import sys
 
 from ..config import CLIENT, GNUTLSCLIENT, QUICK
-from ..runners import RUNS, WORK, environ, instructions, make_empty
+from ..runners import WORK, done, environ, instructions, make_empty, record
 
 
 FIRST = "a process's first connection (start-up, one full TLS 1.3 handshake)"
 CURL_ONCE = "one-shot curl trusting the system bundle, resumed from the store (whole process)"
+
+
+def per_operation(argv, env, n1, n2, per=1):
+    """Instructions per operation: the difference between a run of argv(n2)
+    and one of argv(n1), over the (n2 - n1) * per operations it makes more."""
+    first = instructions(argv(n1), env)
+    return (instructions(argv(n2), env) - first) / ((n2 - n1) * per)
 
 
 def instruction_cases(srv, miss, nothing, ca, bundle):
@@ -22,11 +28,10 @@ def instruction_cases(srv, miss, nothing, ca, bundle):
     ]
     for name, server, opts, cols in cases:
         for col in cols:
-            ir = [instructions([CLIENT, "--cafile", ca, "--quiet", "--nodelay", *opts,
-                                *(["--native"] if col == "native" else []), "--n", str(n),
-                                str(server.port)], environ(col)) for n in (n1, n2)]
-            RUNS.append({"case": "instructions", "group": name, "column": col, "rep": 0,
-                         "instructions": (ir[1] - ir[0]) / (n2 - n1)})
+            record("instructions", name, col, instructions=per_operation(
+                lambda n: [CLIENT, "--cafile", ca, "--quiet", "--nodelay", *opts,
+                           *(["--native"] if col == "native" else []), "--n", str(n),
+                           str(server.port)], environ(col), n1, n2))
     # The GnuTLS test client. Its native resumption (--keep) checks nothing
     # again when the program's check runs inside the handshake; the shim's
     # judgment runs that check (GnuTLS's own verification of the chain).
@@ -36,23 +41,20 @@ def instruction_cases(srv, miss, nothing, ca, bundle):
         for check, how in (("inhandshake", "checked in the handshake"), ("byhand", "checked by hand")):
             name = f"GnuTLS: resumed connection, TLS {version} ECDSA, {how}"
             for col in ("none", "shim", "native"):
-                ir = [instructions([GNUTLSCLIENT, "--connect", f"127.0.0.1:{srv.port}", "--name",
-                                    "localhost", "--cafile", ca, "--tls", version, "--verify",
-                                    check, "--nodelay", "--count", str(n)]
-                                   + (["--keep"] if col == "native" else []), environ(col))
-                      for n in (n1, n2)]
-                RUNS.append({"case": "instructions", "group": name, "column": col, "rep": 0,
-                             "instructions": (ir[1] - ir[0]) / (n2 - n1)})
+                record("instructions", name, col, instructions=per_operation(
+                    lambda n: [GNUTLSCLIENT, "--connect", f"127.0.0.1:{srv.port}", "--name",
+                               "localhost", "--cafile", ca, "--tls", version, "--verify",
+                               check, "--nodelay", "--count", str(n)]
+                    + (["--keep"] if col == "native" else []), environ(col), n1, n2))
     for col in ("none", "shim"):
-        ir = [instructions([CLIENT, "--cafile", ca, "--quiet", "--keepalive", str(k), "--n", "2",
-                            str(srv.port)], environ(col)) for k in (5 * n1, 5 * n2)]
-        RUNS.append({"case": "instructions", "group": "keep-alive, per request", "column": col,
-                     "rep": 0, "instructions": (ir[1] - ir[0]) / (2 * 5 * (n2 - n1))})
+        # Two connections of k requests each.
+        record("instructions", "keep-alive, per request", col, instructions=per_operation(
+            lambda k: [CLIENT, "--cafile", ca, "--quiet", "--keepalive", str(k), "--n", "2",
+                       str(srv.port)], environ(col), 5 * n1, 5 * n2, per=2))
     for col in ("none", "shim"):
         total, looked = instructions([CLIENT, "--cafile", ca, "--quiet", "--nodelay", "--tls13",
                                       "--n", "1", str(srv.port)], environ(col), lookups=True)
-        RUNS.append({"case": "instructions", "group": FIRST, "column": col, "rep": 0,
-                     "instructions": total, "lookups": looked})
+        record("instructions", FIRST, col, instructions=total, lookups=looked)
     # A whole one-shot curl trusting the bundle: without the shim, and
     # resumed from the store (which a run outside callgrind filled); the
     # bound is the same resumed curl trusting the test CA alone.
@@ -62,10 +64,9 @@ def instruction_cases(srv, miss, nothing, ca, bundle):
         argv = ["curl", "-sS", "-o", "/dev/null", "--cacert", cafile, url]
         if col != "none":
             subprocess.run(argv, env=env, check=True, cwd=WORK)
-        RUNS.append({"case": "instructions", "group": CURL_ONCE, "column": col, "rep": 0,
-                     "instructions": instructions(argv, env)})
+        record("instructions", CURL_ONCE, col, instructions=instructions(argv, env))
     make_empty()
     for col in ("none", "empty", "shim"):
-        RUNS.append({"case": "instructions", "group": "start of /bin/true", "column": col,
-                     "rep": 0, "instructions": instructions(["/bin/true"], environ(col))})
-    print("bench: instructions done", file=sys.stderr)
+        record("instructions", "start of /bin/true", col,
+               instructions=instructions(["/bin/true"], environ(col)))
+    done("instructions")

@@ -1,8 +1,7 @@
 """latency: the C client through a relay adding 10 ms each way."""
-import sys
 
 from ..config import COLUMNS, QUICK, REPS
-from ..runners import client_argv, environ, run
+from ..runners import client_argv, done, environ, run
 from ..servers import start_relay
 
 
@@ -20,4 +19,4 @@ def latency_cases(srv, ca):
                     ["--native"] if col == "native" else [])
                 run("latency", group, col, rep, client_argv(relay, ca, *o), environ(col), srv,
                     requests=1 + n, conns=1 + n, timed=n)
-    print("bench: latency done", file=sys.stderr)
+    done("latency")

@@ -1,8 +1,7 @@
 """memory: peak RSS of a client that connected to many servers."""
-import sys
 
 from ..config import CLIENT, POOL_SIZE, QUICK
-from ..runners import environ, run
+from ..runners import done, environ, run
 from ..servers import start_psk
 
 
@@ -22,4 +21,4 @@ def memory_cases(cert, key, ca):
             run("memory", f"{h} servers, {tickets} ticket(s) each", col, rep,
                 [CLIENT, "--cafile", ca, "--quiet", "--tls13", "--sni-count", str(h), "--n",
                  str(h), "--rss", str(srv.port)], environ(col), srv, requests=h, conns=h, skip=0)
-    print("bench: memory done", file=sys.stderr)
+    done("memory")

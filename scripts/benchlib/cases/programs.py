@@ -4,11 +4,9 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
-import time
 
 from ..config import FETCH, LABEL, PY, QUICK, REPS, ROOT
-from ..runners import STORES, STORE_PARENT, WORK, environ, run
+from ..runners import WORK, done, environ, new_store, run, shell_loop
 
 
 # The columns of the programs: trusting the bundle without the shim and
@@ -31,8 +29,7 @@ def program_cases(srv, nothing, ca, bundle):
     bare = f"https://localhost:{nothing.port}/"
     php = ("$c = stream_context_create(['ssl' => ['cafile' => $argv[2]]]);"
            "for ($i = 0; $i < (int)$argv[3]; $i++) file_get_contents($argv[1], false, $c);")
-    curl_loop = ('i=0; while [ "$i" -lt "$3" ]; do curl -sS -o /dev/null --cacert "$2" "$1" '
-                 '|| exit 1; i=$((i+1)); done')
+    curl_loop = shell_loop('curl -sS -o /dev/null --cacert "$2" "$1" || exit 1', "$3")
     requests_loop = ("import requests, sys\n"
                      "for _ in range(int(sys.argv[3])):\n"
                      "    requests.get(sys.argv[1], verify=sys.argv[2]).raise_for_status()\n")
@@ -66,7 +63,7 @@ def program_cases(srv, nothing, ca, bundle):
                 run("programs", name, col, rep, argv(ca if col == "bound" else bundle),
                     program_env(col, how),
                     server, requests=n, conns=n)
-        print(f"bench: {name} done", file=sys.stderr)
+        done(name)
 # A one-shot program's columns: as it is; each run through the resumeshim
 # command; and the bound: through it too, trusting the test CA alone.
 ONESHOT_COLUMNS = ["none", "command", "bound"]
@@ -122,8 +119,7 @@ def oneshot_loop(prog, trust, runs, prefix):
     """RUNS runs of the program one after another in a shell loop, each
     through PREFIX (the resumeshim command and its options), its output
     dropped."""
-    loop = ('n=$1; shift; i=0; while [ "$i" -lt "$n" ]; do "$@" >/dev/null || exit; '
-            'i=$((i+1)); done')
+    loop = "n=$1; shift; " + shell_loop('"$@" >/dev/null || exit', "$n")
     return ["/bin/sh", "-c", loop, "-", str(runs), *prefix, *prog.argv(trust)]
 
 
@@ -140,10 +136,7 @@ def oneshot_try(prog, srv, trust, env, prefix):
     if p.returncode != 0:
         last = (p.stderr.strip().splitlines() or ["nothing on stderr"])[-1]
         return f"exit {p.returncode}: {last[:160]}"
-    deadline = time.monotonic() + 3
-    while len(srv.lines()) - before < prog.lines and time.monotonic() < deadline:
-        time.sleep(0.01)
-    got = len(srv.lines()) - before
+    got = len(srv.lines_since(before, prog.lines))
     return None if got == prog.lines else f"{got} requests logged a run, not {prog.lines}"
 
 
@@ -166,9 +159,7 @@ def oneshot_cases(srv, ca, bundle):
             envs[col] = {**environ("none"), "HOME": home, **prog.env(trust[col])}
             prefix[col] = []
             if col != "none":
-                store = tempfile.mkdtemp(prefix="resumeshim-bench-store.", dir=STORE_PARENT)
-                STORES.append(store)
-                prefix[col] = [command, "--store", store]
+                prefix[col] = [command, "--store", new_store()]
         exe = prog.argv("default")[0]
         why = None if shutil.which(exe) else f"{exe} is not installed"
         for col in ONESHOT_COLUMNS:
@@ -185,4 +176,4 @@ def oneshot_cases(srv, ca, bundle):
                 run("oneshot", prog.name, col, rep,
                     oneshot_loop(prog, trust[col], prog.runs, prefix[col]), envs[col], srv,
                     requests=prog.runs * prog.lines, conns=prog.runs, skip=0)
-        print(f"bench: {prog.name} once per request done", file=sys.stderr)
+        done(f"{prog.name} once per request")

@@ -1,9 +1,8 @@
 """servers: servers that make an SSL context per connection, without and
 with the shim's server mode."""
-import sys
 
 from ..config import QUICK, REPS
-from ..runners import client_argv, environ, run
+from ..runners import client_argv, done, environ, run
 from ..servers import start_gunicorn, start_wrapserver, warm_up
 
 
@@ -42,7 +41,7 @@ def server_cases(chains):
                         environ("shim"), srvs[col], requests=1 + k * threads,
                         conns=1 + k * threads, skip=1 if threads == 1 else 1 + threads,
                         timed=k * threads)
-            print(f"bench: {group} done", file=sys.stderr)
+            done(group)
         for col in SERVER_COLUMNS:
             srvs[col].stop()
         for col in SERVER_COLUMNS:
