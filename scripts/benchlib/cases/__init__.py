@@ -1,0 +1,1 @@
+"""The groups of cases, a module each: what each measures and how."""

@@ -1,0 +1,64 @@
+"""client and burst: the unmodified C client (tests/client.c), one connection
+per request, sequential and from threads; bursts after a sequential warm-up."""
+
+from ..config import COLUMNS, PER_THREAD, POOL_SIZE, REPS
+from ..runners import client_argv, done, environ, run
+
+
+def c_client_cases(servers):
+    for version in ("tls13", "tls12"):
+        for cert in ("ecdsa", "rsa"):
+            srv, ca = servers[cert]
+            for threads in (1, 8, 64):
+                n = PER_THREAD[threads]
+                group = f"TLS {version[3]}.{version[4]} {cert.upper()} ×{threads}"
+                for rep in range(REPS):
+                    for col in COLUMNS:
+                        opts = [f"--{version}", "--nodelay", "--warmup", "1", "--threads",
+                                str(threads), "--n", str(n)]
+                        if col == "native":
+                            opts.append("--native")
+                        run("client", group, col, rep, client_argv(srv.port, ca, *opts),
+                            environ(col), srv, requests=1 + n * threads,
+                            conns=1 + n * threads, skip=1 if threads == 1 else 1 + threads,
+                            timed=n * threads)
+                done(group)
+
+
+# TLS 1.3 tickets an OpenSSL server (nginx) sends after a full handshake and
+# after a resumed one: its defaults, counted as NewSessionTicket messages by
+# `openssl s_client -msg` against the bench's nginx (OpenSSL 3.0.19, Debian 12, and
+# 3.5.9, Debian 13).
+TICKETS_FULL, TICKETS_RESUMED = 2, 1
+
+
+def tickets_held(warmup):
+    """Tickets a single-use pool holds when the burst starts, from the
+    server's log of the sequential warm-up: each resumed connection spends
+    one ticket and brings TICKETS_RESUMED, a full one brings TICKETS_FULL,
+    and the pool keeps at most POOL_SIZE. No burst connection can resume on
+    a ticket held by none, so this (not min(B, pool)) is what a burst
+    reaches at its start; a connection starting after another of the burst
+    ended may resume too."""
+    held = 0
+    for line in warmup:
+        resumed = line.startswith("r ")
+        held = min(POOL_SIZE, held - resumed + (TICKETS_RESUMED if resumed else TICKETS_FULL))
+    return held
+
+
+def burst_cases(servers):
+    srv, ca = servers["ecdsa"]
+    warm = 16
+    for b in (8, 64):
+        group = f"burst of {b} after {warm} sequential (TLS 1.3)"
+        for rep in range(REPS):
+            for col in ("shim", "native"):
+                opts = ["--tls13", "--nodelay", "--warmup", str(warm), "--threads", str(b),
+                        "--n", "1"] + (["--native"] if col == "native" else [])
+                before = len(srv.lines())
+                row = run("burst", group, col, rep, client_argv(srv.port, ca, *opts),
+                          environ(col), srv, requests=warm + b, conns=warm + b, skip=warm,
+                          timed=b)
+                if col == "shim":
+                    row["held"] = tickets_held(srv.lines()[before:before + warm])

@@ -1,0 +1,38 @@
+"""The command line (--quick, --only, --out), the programs measured and
+the sizes of the runs."""
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SHIM = os.path.join(ROOT, "libresumeshim.so")
+CLIENT = os.path.join(ROOT, "tests/bin/client")
+GNUTLSCLIENT = os.path.join(ROOT, "tests/bin/gnutlsclient")
+PSKSERVER = os.path.join(ROOT, "tests/bin/pskserver")
+RELAY = os.path.join(ROOT, "tests/bin/delayrelay")
+FETCH = os.path.join(ROOT, "examples/fetch.py")
+PY = "/usr/bin/python3"
+GUNICORN = "/usr/bin/gunicorn"  # Debian's, run by /usr/bin/python3
+TEST_SERVERS = os.path.join(ROOT, "tests/servers")
+
+GROUPS = ("client", "burst", "programs", "gnutls", "latency", "costs", "memory",
+          "instructions", "servers", "command")
+QUICK = "--quick" in sys.argv
+ONLY = sys.argv[sys.argv.index("--only") + 1].split(",") if "--only" in sys.argv else None
+if ONLY is not None and not set(ONLY) <= set(GROUPS):
+    sys.exit(f"bench: --only takes groups among {','.join(GROUPS)}")
+OUT = sys.argv[sys.argv.index("--out") + 1] if "--out" in sys.argv else os.path.join(
+    ROOT, "build/bench-only" if ONLY else "build/bench-quick" if QUICK else "examples/bench")
+if ONLY and os.path.realpath(OUT) == os.path.realpath(os.path.join(ROOT, "examples/bench")):
+    sys.exit("bench: --only writes part of the results: not into examples/bench")
+REPS = 3 if QUICK else 7
+# Connections per thread of the C client, by thread count.
+PER_THREAD = {1: 100, 8: 12, 64: 3} if QUICK else {1: 400, 8: 50, 64: 10}
+POOL_SIZE = 8  # RESUMESHIM_POOL_SIZE's default
+
+# The columns of most cases, and every column's label in the tables.
+COLUMNS = ["none", "shim", "store", "native"]
+LABEL = {"none": "no shim", "shim": "shim", "store": "shim + store", "native": "native",
+         "bound": "bound",
+         "empty": "empty library preloaded", "before": "before", "after": "after",
+         "exported": "variables exported", "command": "through resumeshim",
+         "exec-only": "through a static program that only execs"}
