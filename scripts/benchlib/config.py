@@ -16,11 +16,37 @@ TEST_SERVERS = os.path.join(ROOT, "tests/servers")
 
 GROUPS = ("client", "burst", "programs", "gnutls", "latency", "costs", "memory",
           "instructions", "servers", "command")
-QUICK = "--quick" in sys.argv
-ONLY = sys.argv[sys.argv.index("--only") + 1].split(",") if "--only" in sys.argv else None
+USAGE = "usage: scripts/bench [--quick] [--only GROUP,...] [--out DIR]"
+
+
+def _options(argv):
+    """The command line, read strictly: a word it does not know stops the
+    bench before it starts anything (a mistyped option must not run the
+    whole bench into examples/bench)."""
+    quick, only, out = False, None, None
+    args = list(argv)
+    while args:
+        a = args.pop(0)
+        if a in ("-h", "--help"):
+            print(USAGE + "\ngroups: " + ",".join(GROUPS) + "\n(see the head of scripts/bench)")
+            sys.exit(0)
+        elif a == "--quick":
+            quick = True
+        elif a in ("--only", "--out") and args:
+            if a == "--only":
+                only = args.pop(0).split(",")
+            else:
+                out = args.pop(0)
+        else:
+            sys.exit(f"bench: {a!r}: " + ("needs a value" if a in ("--only", "--out")
+                                          else "not an option") + "\n" + USAGE)
+    return quick, only, out
+
+
+QUICK, ONLY, OUT = _options(sys.argv[1:])
 if ONLY is not None and not set(ONLY) <= set(GROUPS):
     sys.exit(f"bench: --only takes groups among {','.join(GROUPS)}")
-OUT = sys.argv[sys.argv.index("--out") + 1] if "--out" in sys.argv else os.path.join(
+OUT = OUT or os.path.join(
     ROOT, "build/bench-only" if ONLY else "build/bench-quick" if QUICK else "examples/bench")
 if ONLY and os.path.realpath(OUT) == os.path.realpath(os.path.join(ROOT, "examples/bench")):
     sys.exit("bench: --only writes part of the results: not into examples/bench")

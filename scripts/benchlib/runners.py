@@ -131,9 +131,12 @@ def instructions(argv, env, lookups=False):
     """Instructions the program executes, counted by callgrind: unlike time,
     not disturbed by whatever else the machine runs."""
     cg = os.path.join(WORK, "callgrind.out")
-    out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + cg, *argv],
-                         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                         text=True).stderr
+    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + cg, *argv],
+                          env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    out = done.stderr
+    # A run that failed counted other work than the case's: no number.
+    if done.returncode != 0:
+        raise RuntimeError(f"callgrind: {argv[0]} exited {done.returncode}: {out[-500:]}")
     for line in out.splitlines():
         if "refs:" in line:
             total = int(line.split("refs:")[1].replace(",", ""))
