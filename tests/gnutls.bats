@@ -926,6 +926,56 @@ later() {
     later --cafile "$d/root.pem"
 }
 
+# short_chain DIR: root -> intermediate -> localhost, the intermediate
+# made 23 hours ago for a day (it expires in an hour), the leaf for days.
+short_chain() {
+    local d="$1"
+    mkdir -p "$d"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 10 \
+        -subj /CN=root -keyout "$d/root.key" -out "$d/root.pem" 2> /dev/null
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=intermediate \
+        -keyout "$d/int.key" -out "$d/int.csr" 2> /dev/null
+    printf 'basicConstraints=critical,CA:true\nkeyUsage=critical,keyCertSign,cRLSign\n' > "$d/int.ext"
+    faketime '23 hours ago' openssl x509 -req -in "$d/int.csr" -CA "$d/root.pem" \
+        -CAkey "$d/root.key" -CAcreateserial -days 1 -extfile "$d/int.ext" -out "$d/int.pem" \
+        2> /dev/null
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=localhost \
+        -keyout "$d/leaf.key" -out "$d/leaf.csr" 2> /dev/null
+    printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' > "$d/leaf.ext"
+    faketime '23 hours ago' openssl x509 -req -in "$d/leaf.csr" -CA "$d/int.pem" \
+        -CAkey "$d/int.key" -CAcreateserial -days 3 -extfile "$d/leaf.ext" -out "$d/leaf.pem" \
+        2> /dev/null
+    cat "$d/leaf.pem" "$d/int.pem" > "$d/chain.pem"
+}
+
+# A verdict GnuTLS reached is answered again within one process only while
+# the clock stays clear of every certificate's validity bounds
+# (shim/gnutls/vmemo.c): a client whose clock (libfaketime) reaches the
+# intermediate's notAfter two seconds into the run passes, resumed, until
+# then, and refuses every connection after, as GnuTLS does without the
+# shim.
+@test "verdicts kept: one process whose clock crosses the intermediate's notAfter mid-run refuses every connection after it" {
+    local d="$BATS_TEST_TMPDIR/chain" v mode end verdicts
+    short_chain "$d"
+    end=$(date -d "$(openssl x509 -enddate -noout -in "$d/int.pem" | cut -d= -f2)" +%s)
+    CERT="$d/chain.pem" KEY="$d/leaf.key" start_psk --lifetime 86400
+    for v in 1.3 1.2 callback; do
+        mode=inhandshake
+        [ "$v" = callback ] && v=1.3 mode=callback
+        # the fake clock starts 2 s before the notAfter
+        run env NO_FAKE_STAT=1 LD_PRELOAD="$SHIM $faketime_lib" \
+            FAKETIME="+$((end - $(date +%s) - 2))" timeout 120 "$GNUTLSCLIENT" \
+            --connect "127.0.0.1:$PORT" --cafile "$d/root.pem" --tls "$v" \
+            --verify "$mode" --count 2000
+        assert_failure
+        # resumed passes first, then refusals only
+        verdicts=$(sed -n 's/^conn=[0-9]* resumed=[01] verify=//p' <<< "$output" | uniq)
+        assert_equal "$(echo $verdicts)" "ok fail"
+        [ "$(client_resumed)" -ge 3 ]
+        assert_line "conn=1999 resumed=0 verify=fail"
+    done
+}
+
 @test "a stapled OCSP response past its nextUpdate: no session outlives it (faketime)" {
     # past its nextUpdate in an hour; the certificates valid for days
     make_staple "$BATS_FILE_TMPDIR" good staple.der soon

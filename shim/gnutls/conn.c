@@ -631,7 +631,7 @@ void gconn_app_took(gnutls_session_t s, const void *data, size_t size)
  * certificate is checked, no name) or typed data, read when the key is;
  * seen: the function it installs went through the shim's hook. */
 void gconn_verify_cert(gnutls_session_t s, const char *host, const gnutls_typed_vdata_st *data,
-                       unsigned n, unsigned flags, bool seen)
+                       unsigned n, unsigned flags, bool seen, bool two)
 {
     struct gconn *c = get(s);
     if (c == NULL)
@@ -644,6 +644,9 @@ void gconn_verify_cert(gnutls_session_t s, const char *host, const gnutls_typed_
     c->set.verify_data = data;
     c->set.verify_n = n;
     c->set.verify_flags = flags;
+    c->set.vcert_calls++;
+    c->set.vcert2 = two;
+    c->set.vcert_after_prio = c->set.prio_applied != 0;
 }
 
 /* The function GnuTLS will call: the program's, or GnuTLS's own check
@@ -692,6 +695,13 @@ void gconn_io_after(gnutls_session_t s, ssize_t ret, bool sent)
         gflush_first_write(s, c->set.own_transport);
     if (now)
         write_through(c);
+}
+
+void gconn_priority_applied(gnutls_session_t s)
+{
+    struct gconn *c = get(s);
+    if (c != NULL)
+        c->set.prio_applied++;
 }
 
 void gconn_priority(gnutls_session_t s, const char *text)
