@@ -644,9 +644,7 @@ void gconn_verify_cert(gnutls_session_t s, const char *host, const gnutls_typed_
     c->set.verify_data = data;
     c->set.verify_n = n;
     c->set.verify_flags = flags;
-    c->set.vcert_calls++;
-    c->set.vcert2 = two;
-    c->set.vcert_after_prio = c->set.prio_applied != 0;
+    c->set.vcert_calls++, c->set.vcert2 = two, c->set.vcert_after_prio = c->set.prio_applied;
 }
 
 /* The function GnuTLS will call: the program's, or GnuTLS's own check
@@ -697,18 +695,12 @@ void gconn_io_after(gnutls_session_t s, ssize_t ret, bool sent)
         write_through(c);
 }
 
-void gconn_priority_applied(gnutls_session_t s)
-{
-    struct gconn *c = get(s);
-    if (c != NULL)
-        c->set.prio_applied++;
-}
-
-void gconn_priority(gnutls_session_t s, const char *text)
+void gconn_priority(gnutls_session_t s, const char *text, bool applied)
 {
     struct gconn *c = get(s);
     if (c == NULL)
         return;
+    c->set.prio_applied += applied;
     free(c->set.prio);
     c->set.prio = text != NULL ? strdup(text) : NULL;
 }

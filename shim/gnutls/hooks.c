@@ -155,7 +155,7 @@ EXPORT int gnutls_priority_set_direct(gnutls_session_t session, const char *prio
     REAL_OR(gnutls_priority_set_direct, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
     int r = real_(session, priorities, err_pos);
     if (r == 0 && gshim_active())
-        gconn_priority(session, priorities != NULL ? priorities : "\001default");
+        gconn_priority(session, priorities != NULL ? priorities : "\001default", false);
     return r;
 }
 
@@ -164,7 +164,7 @@ EXPORT int gnutls_set_default_priority(gnutls_session_t session)
     REAL_OR(gnutls_set_default_priority, GNUTLS_3_4, GNUTLS_E_INTERNAL_ERROR);
     int r = real_(session);
     if (r == 0 && gshim_active())
-        gconn_priority(session, "\001default");
+        gconn_priority(session, "\001default", false);
     return r;
 }
 
@@ -179,7 +179,7 @@ EXPORT int gnutls_set_default_priority_append(gnutls_session_t session, const ch
         bool fits = n + 10 < sizeof text;
         if (fits)
             memcpy(text, "\001default:", 9), memcpy(text + 9, add_prio != NULL ? add_prio : "", n + 1);
-        gconn_priority(session, fits ? text : NULL);
+        gconn_priority(session, fits ? text : NULL, false);
     }
     return r;
 }
@@ -190,8 +190,7 @@ EXPORT int gnutls_priority_set(gnutls_session_t session, gnutls_priority_t prior
     int r = real_(session, priority);
     if (r == 0 && gshim_active()) {
         char *text = prio_text(priority);
-        gconn_priority_applied(session);
-        gconn_priority(session, text);
+        gconn_priority(session, text, true);
         free(text);
     }
     return r;
