@@ -926,6 +926,91 @@ later() {
     later --cafile "$d/root.pem"
 }
 
+# The same credentials changed in place between connections (the program
+# adds CRLs, to the credentials or to the trust list it took from them, or
+# sets stricter verification flags): the verdicts kept for them before
+# (shim/gnutls/vmemo.c) answer none of the later connections, which GnuTLS
+# without the shim refuses. A change made through the trust list is one
+# the key of the sessions cannot see: the resumed connection is refused
+# by its judgment.
+@test "verdicts kept: credentials changed in place mid-run (a CRL revoking the server, through the credentials or their trust list; the ULTRA profile): every later connection refused, as without the shim" {
+    local v mode what
+    start_psk
+    for what in crl tlcrl ultra; do
+        for v in 1.3 1.2; do
+            for mode in inhandshake callback; do
+                : > "$SLOG"
+                same_verdicts gc gc_shim --connect "127.0.0.1:$PORT" --cafile "$CA" \
+                    --crlfile "$CRL" --change "6:$what" --tls "$v" --verify "$mode" --count 10
+                assert_line "exit=1"
+                assert_line "conn=5 verify=ok"
+                assert_line "conn=6 verify=fail"
+                assert_line "conn=9 verify=fail"
+                # the shim's run (pskserver's 11th to 20th connection)
+                # resumed the ones before the change
+                [ "$(grep "^conn=" "$SLOG" | tail -10 | grep -c "resumed=1")" -ge 4 ]
+            done
+        done
+    done
+}
+
+# short_chain DIR WHICH: root -> intermediate -> localhost, all made 23
+# hours ago, WHICH (root or int) for a day (it expires in an hour), the
+# others for days.
+short_chain() {
+    local d="$1" root_days=10 int_days=1
+    [ "$2" = root ] && root_days=1 int_days=3
+    mkdir -p "$d"
+    faketime '23 hours ago' openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 \
+        -nodes -days "$root_days" -subj /CN=root -keyout "$d/root.key" -out "$d/root.pem" \
+        2> /dev/null
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=intermediate \
+        -keyout "$d/int.key" -out "$d/int.csr" 2> /dev/null
+    printf 'basicConstraints=critical,CA:true\nkeyUsage=critical,keyCertSign,cRLSign\n' > "$d/int.ext"
+    faketime '23 hours ago' openssl x509 -req -in "$d/int.csr" -CA "$d/root.pem" \
+        -CAkey "$d/root.key" -CAcreateserial -days "$int_days" -extfile "$d/int.ext" \
+        -out "$d/int.pem" 2> /dev/null
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=localhost \
+        -keyout "$d/leaf.key" -out "$d/leaf.csr" 2> /dev/null
+    printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' > "$d/leaf.ext"
+    faketime '23 hours ago' openssl x509 -req -in "$d/leaf.csr" -CA "$d/int.pem" \
+        -CAkey "$d/int.key" -CAcreateserial -days 3 -extfile "$d/leaf.ext" -out "$d/leaf.pem" \
+        2> /dev/null
+    cat "$d/leaf.pem" "$d/int.pem" > "$d/chain.pem"
+}
+
+# A verdict GnuTLS reached is answered again within one process only while
+# the clock stays clear of every certificate's validity bounds, the chain's
+# and the trust list's (shim/gnutls/vmemo.c): a client whose clock
+# (libfaketime) is 3 s short of the notAfter of the intermediate, or of the
+# root it trusts (which no session's lifetime knows of: the session is
+# offered, and its judgment refuses it), passes six connections, resumed,
+# then waits 4 s, and refuses every connection after, as GnuTLS does
+# without the shim.
+@test "verdicts kept: one process whose clock crosses the intermediate's or the root's notAfter mid-run refuses every connection after it" {
+    local d v mode end which
+    for which in root int; do
+        d="$BATS_TEST_TMPDIR/$which"
+        short_chain "$d" "$which"
+        end=$(date -d "$(openssl x509 -enddate -noout -in "$d/$which.pem" | cut -d= -f2)" +%s)
+        CERT="$d/chain.pem" KEY="$d/leaf.key" start_psk --lifetime 86400
+        for v in 1.3 1.2 callback; do
+            mode=inhandshake
+            [ "$v" = callback ] && v=1.3 mode=callback
+            run env NO_FAKE_STAT=1 LD_PRELOAD="$SHIM $faketime_lib" \
+                FAKETIME="+$((end - $(date +%s) - 3))" timeout 120 "$GNUTLSCLIENT" \
+                --connect "127.0.0.1:$PORT" --cafile "$d/root.pem" --tls "$v" \
+                --verify "$mode" --change 6:sleep --count 10
+            assert_failure
+            assert_line "conn=3 resumed=1 verify=ok"
+            assert_line "conn=4 resumed=1 verify=ok"
+            assert_line "conn=5 resumed=1 verify=ok"
+            assert_line --regexp "^conn=6 resumed=[01] verify=fail$"
+            assert_line "conn=9 resumed=0 verify=fail"
+        done
+    done
+}
+
 @test "a stapled OCSP response past its nextUpdate: no session outlives it (faketime)" {
     # past its nextUpdate in an hour; the certificates valid for days
     make_staple "$BATS_FILE_TMPDIR" good staple.der soon

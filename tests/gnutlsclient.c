@@ -38,6 +38,14 @@
  *   --then            the steps after it are another configuration:
  *                     connections use the configurations in turn
  *   --crlfile F       CRLs in PEM file F on the credentials
+ *   --change K:WHAT   before connection K (with --threads 1), change the
+ *                     shared credentials in place: crl (load --crlfile's
+ *                     CRLs now, not at the start), ultra
+ *                     (gnutls_certificate_set_verify_flags: the ULTRA
+ *                     verification profile), or tlcrl (the CRLs added to
+ *                     the credentials' trust list, which the client took
+ *                     with gnutls_certificate_get_trust_list at the start);
+ *                     or sleep (no change: 4 s pass)
  *   --client-cert C:K[,C:K..]  client certificates and keys (PEM files),
  *                     each added to the credentials in turn
  *   --psk USER:HEXKEY PSK credentials (TLS 1.2: PSK key exchanges only)
@@ -99,7 +107,9 @@
 static const char *host, *port_s, *path = "/", *tls, *verify = "inhandshake";
 static const char *names[MAX_LIST], *cafiles[MAX_LIST], *psks[MAX_LIST];
 static int n_names, n_cafiles, n_psks, psk_by_callback, psk_function = 1;
-static const char *crlfile;
+static const char *crlfile, *change_what;
+static int change_at = -1;
+static gnutls_x509_trust_list_t change_tl[MAX_LIST];
 static char *client_certs[MAX_LIST];
 static int n_client_certs;
 /* --step: configurations, each a list of steps */
@@ -187,7 +197,7 @@ static gnutls_certificate_credentials_t make_cred(int i)
         gnutls_certificate_free_credentials(cred);
         return NULL;
     }
-    if (crlfile != NULL && gnutls_certificate_set_x509_crl_file(cred, crlfile,
+    if (crlfile != NULL && change_at < 0 && gnutls_certificate_set_x509_crl_file(cred, crlfile,
                                                                  GNUTLS_X509_FMT_PEM) < 0) {
         fprintf(stderr, "gnutlsclient: no CRL loaded from %s\n", crlfile);
         gnutls_certificate_free_credentials(cred);
@@ -494,12 +504,36 @@ out:
     return ok ? 0 : -1;
 }
 
+/* --change: each set of shared credentials, changed in place. */
+static void change(void)
+{
+    for (int k = 0; k < (n_cafiles ? n_cafiles : 1); k++) {
+        gnutls_certificate_credentials_t cred = shared_cred[k];
+        int r = 0;
+        if (!strcmp(change_what, "sleep") && k == 0)
+            sleep(4);
+        else if (!strcmp(change_what, "crl"))
+            r = gnutls_certificate_set_x509_crl_file(cred, crlfile, GNUTLS_X509_FMT_PEM);
+        else if (!strcmp(change_what, "tlcrl"))
+            r = gnutls_x509_trust_list_add_trust_file(change_tl[k], NULL, crlfile,
+                                                      GNUTLS_X509_FMT_PEM, 0, 0);
+        else if (!strcmp(change_what, "ultra"))
+            gnutls_certificate_set_verify_flags(cred,
+                                                GNUTLS_PROFILE_TO_VFLAGS(GNUTLS_PROFILE_ULTRA));
+        if (r < 0)
+            fprintf(stderr, "gnutlsclient: --change %s: %s\n", change_what, gnutls_strerror_name(r));
+    }
+}
+
 static void *run(void *arg)
 {
     (void)arg;
     int i;
-    while ((i = __atomic_fetch_add(&next_conn, 1, __ATOMIC_RELAXED)) < count)
+    while ((i = __atomic_fetch_add(&next_conn, 1, __ATOMIC_RELAXED)) < count) {
+        if (i == change_at)
+            change();
         one(i);
+    }
     return NULL;
 }
 
@@ -537,6 +571,7 @@ int main(int argc, char **argv)
                               !strcmp(a, "--verify") || !strcmp(a, "--pin") ||
                               !strcmp(a, "--path") || !strcmp(a, "--step") ||
                               !strcmp(a, "--crlfile") || !strcmp(a, "--client-cert") ||
+                              !strcmp(a, "--change") ||
                               !strcmp(a, "--psk") || !strcmp(a, "--psks") ||
                               !strcmp(a, "--psk-callback") || !strcmp(a, "--psk-function")))
             return usage("an option lacks its value");
@@ -590,6 +625,14 @@ int main(int argc, char **argv)
             n_configs++;
         }
         else if (!strcmp(a, "--crlfile")) crlfile = argv[++i];
+        else if (!strcmp(a, "--change")) {
+            char *arg = argv[++i], *colon = strchr(arg, ':');
+            if (colon == NULL)
+                return usage("--change takes K:WHAT");
+            *colon = '\0';
+            change_at = atoi(arg);
+            change_what = colon + 1;
+        }
         else if (!strcmp(a, "--client-cert")) {
             char *list = argv[++i];
             for (char *tok = strtok(list, ","); tok && n_client_certs < MAX_LIST;
@@ -619,12 +662,18 @@ int main(int argc, char **argv)
         return usage("--verify takes inhandshake, byhand, callback, sessioncb or none");
     if (count < 0 || threads < 1 || threads > 256)
         return usage("bad --count or --threads");
+    if (change_at >= 0 && (threads != 1 || fresh_cred ||
+                           (strstr(change_what, "crl") && crlfile == NULL)))
+        return usage("--change needs one thread, shared credentials and, for crl, --crlfile");
     if (gnutls_global_init() < 0)
         return 1;
     if (!fresh_cred)
-        for (int i = 0; i < (n_cafiles ? n_cafiles : 1); i++)
+        for (int i = 0; i < (n_cafiles ? n_cafiles : 1); i++) {
             if ((shared_cred[i] = make_cred(i)) == NULL)
                 return 1;
+            if (change_at >= 0 && !strcmp(change_what, "tlcrl"))
+                gnutls_certificate_get_trust_list(shared_cred[i], &change_tl[i]);
+        }
     for (int i = 0; i < (psk_by_callback ? 1 : n_psks); i++)
         if (parse_psk(i, psks[i]) < 0 || (shared_psk[i] = make_psk(i)) == NULL)
             return usage("--psk takes USER:HEXKEY");

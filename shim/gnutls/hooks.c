@@ -14,6 +14,7 @@
 #include "cred/psk.h"
 #include "real.h"
 #include "util.h"
+#include "judge/vmemo.h"
 
 #define EXPORT __attribute__((visibility("default")))
 /* The real function, found on first use under the version hooks.def
@@ -122,7 +123,7 @@ EXPORT void gnutls_session_set_verify_cert(gnutls_session_t session, const char 
     real_(session, hostname, flags);
     in_verify_cert = false;
     if (gshim_active())
-        gconn_verify_cert(session, hostname, NULL, 0, flags, verify_fn_seen);
+        gconn_verify_cert(session, hostname, NULL, 0, flags, verify_fn_seen, false);
 }
 
 EXPORT void gnutls_session_set_verify_cert2(gnutls_session_t session, gnutls_typed_vdata_st *data,
@@ -134,7 +135,7 @@ EXPORT void gnutls_session_set_verify_cert2(gnutls_session_t session, gnutls_typ
     real_(session, data, elements, flags);
     in_verify_cert = false;
     if (gshim_active())
-        gconn_verify_cert(session, NULL, data, elements, flags, verify_fn_seen);
+        gconn_verify_cert(session, NULL, data, elements, flags, verify_fn_seen, true);
 }
 
 EXPORT void gnutls_session_set_verify_function(gnutls_session_t session,
@@ -155,7 +156,7 @@ EXPORT int gnutls_priority_set_direct(gnutls_session_t session, const char *prio
     REAL_OR(gnutls_priority_set_direct, GNUTLS_E_INTERNAL_ERROR);
     int r = real_(session, priorities, err_pos);
     if (r == 0 && gshim_active())
-        gconn_priority(session, priorities != NULL ? priorities : "\001default");
+        gconn_priority(session, priorities != NULL ? priorities : "\001default", false);
     return r;
 }
 
@@ -164,7 +165,7 @@ EXPORT int gnutls_set_default_priority(gnutls_session_t session)
     REAL_OR(gnutls_set_default_priority, GNUTLS_E_INTERNAL_ERROR);
     int r = real_(session);
     if (r == 0 && gshim_active())
-        gconn_priority(session, "\001default");
+        gconn_priority(session, "\001default", false);
     return r;
 }
 
@@ -179,7 +180,7 @@ EXPORT int gnutls_set_default_priority_append(gnutls_session_t session, const ch
         bool fits = n + 10 < sizeof text;
         if (fits)
             memcpy(text, "\001default:", 9), memcpy(text + 9, add_prio != NULL ? add_prio : "", n + 1);
-        gconn_priority(session, fits ? text : NULL);
+        gconn_priority(session, fits ? text : NULL, false);
     }
     return r;
 }
@@ -190,7 +191,7 @@ EXPORT int gnutls_priority_set(gnutls_session_t session, gnutls_priority_t prior
     int r = real_(session, priority);
     if (r == 0 && gshim_active()) {
         char *text = prio_text(priority);
-        gconn_priority(session, text);
+        gconn_priority(session, text, true);
         free(text);
     }
     return r;
@@ -200,8 +201,12 @@ EXPORT int gnutls_priority_init(gnutls_priority_t *priority, const char *priorit
                                 const char **err_pos)
 {
     REAL_OR(gnutls_priority_init, GNUTLS_E_INTERNAL_ERROR);
+    bool on = gshim_active();
+    bool absent = on && vmemo_config_absent();
     int r = real_(priority, priorities, err_pos);
-    if (r == 0 && gshim_active())
+    if (on)
+        vmemo_config_read(absent);
+    if (r == 0 && on)
         prio_made(*priority, priorities != NULL ? priorities : "\001default");
     return r;
 }
@@ -210,8 +215,12 @@ EXPORT int gnutls_priority_init2(gnutls_priority_t *priority, const char *priori
                                  const char **err_pos, unsigned flags)
 {
     REAL_OR(gnutls_priority_init2, GNUTLS_E_INTERNAL_ERROR);
+    bool on = gshim_active();
+    bool absent = on && vmemo_config_absent();
     int r = real_(priority, priorities, err_pos, flags);
-    if (r == 0 && gshim_active()) {
+    if (on)
+        vmemo_config_read(absent);
+    if (r == 0 && on) {
         /* GNUTLS_PRIORITY_INIT_DEF_APPEND: the string adds to the defaults. */
         char *text = malloc((priorities != NULL ? strlen(priorities) : 0) + 32);
         if (text != NULL)
@@ -279,37 +288,54 @@ EXPORT void gnutls_certificate_free_credentials(gnutls_certificate_credentials_t
 EXPORT int gnutls_certificate_set_x509_system_trust(gnutls_certificate_credentials_t cred)
 {
     REAL_OR(gnutls_certificate_set_x509_system_trust, GNUTLS_E_INTERNAL_ERROR);
+    bool on = gshim_active();
+    if (on)
+        cred_changing(cred);
     int r = real_(cred);
-    if (r >= 0 && gshim_active())
+    if (on)
+        cred_changed(cred, false);
+    if (r >= 0 && on)
         cred_trust_file(cred, 'S', SYSTEM_BUNDLE);
     return r;
 }
 
-#define TRUST_FILE_HOOK(name, kind)                                            \
+/* open: the trust then depends on more than vmemo.c keys: CRLs (their
+ * times), or a PKCS #11 URL (a token GnuTLS asks at each verification). */
+#define TRUST_FILE_HOOK(name, kind, crls)                                      \
     EXPORT int name(gnutls_certificate_credentials_t cred, const char *file,   \
                     gnutls_x509_crt_fmt_t type)                                \
     {                                                                          \
         REAL_OR(name, GNUTLS_E_INTERNAL_ERROR);                    \
-        int r = real_(cred, file, type);                                 \
-        if (r >= 0 && gshim_active())                                          \
+        bool on = gshim_active();                                              \
+        if (on)                                                                \
+            cred_changing(cred);                                               \
+        int r = real_(cred, file, type);                                       \
+        if (on)                                                                \
+            cred_changed(cred, crls || file == NULL || !strncmp(file, "pkcs11:", 7)); \
+        if (r >= 0 && on)                                                      \
             cred_trust_file(cred, kind, file);                                 \
         return r;                                                              \
     }
-TRUST_FILE_HOOK(gnutls_certificate_set_x509_trust_file, 'F')
-TRUST_FILE_HOOK(gnutls_certificate_set_x509_crl_file, 'R')
+TRUST_FILE_HOOK(gnutls_certificate_set_x509_trust_file, 'F', false)
+TRUST_FILE_HOOK(gnutls_certificate_set_x509_crl_file, 'R', true)
 
-#define TRUST_MEM_HOOK(name, kind)                                             \
+#define TRUST_MEM_HOOK(name, kind, crls)                                       \
     EXPORT int name(gnutls_certificate_credentials_t cred, const gnutls_datum_t *d, \
                     gnutls_x509_crt_fmt_t type)                                \
     {                                                                          \
         REAL_OR(name, GNUTLS_E_INTERNAL_ERROR);                    \
-        int r = real_(cred, d, type);                                    \
-        if (r >= 0 && gshim_active())                                          \
+        bool on = gshim_active();                                              \
+        if (on)                                                                \
+            cred_changing(cred);                                               \
+        int r = real_(cred, d, type);                                          \
+        if (on)                                                                \
+            cred_changed(cred, crls);                                          \
+        if (r >= 0 && on)                                                      \
             cred_trust(cred, kind, d != NULL ? d->data : NULL, d != NULL ? d->size : 0); \
         return r;                                                              \
     }
-TRUST_MEM_HOOK(gnutls_certificate_set_x509_trust_mem, 'M')
-TRUST_MEM_HOOK(gnutls_certificate_set_x509_crl_mem, 'm')
+TRUST_MEM_HOOK(gnutls_certificate_set_x509_trust_mem, 'M', false)
+TRUST_MEM_HOOK(gnutls_certificate_set_x509_crl_mem, 'm', true)
 
 /* Trust given as a directory or as objects is digested by what tells it
  * apart (the directory's identity, the number of objects), not by
@@ -319,23 +345,33 @@ EXPORT int gnutls_certificate_set_x509_trust_dir(gnutls_certificate_credentials_
                                                  const char *dir, gnutls_x509_crt_fmt_t type)
 {
     REAL_OR(gnutls_certificate_set_x509_trust_dir, GNUTLS_E_INTERNAL_ERROR);
+    bool on = gshim_active();
+    if (on)
+        cred_changing(cred);
     int r = real_(cred, dir, type);
-    if (gshim_active())
+    if (on) {
+        cred_changed(cred, false);
         cred_trust_file(cred, 'D', dir);
+    }
     return r;
 }
 
-#define OBJECTS_HOOK(name, type, kind)                                         \
+#define OBJECTS_HOOK(name, type, kind, crls)                                   \
     EXPORT int name(gnutls_certificate_credentials_t cred, type *list, int n)  \
     {                                                                          \
         REAL_OR(name, GNUTLS_E_INTERNAL_ERROR);                    \
+        bool on = gshim_active();                                              \
+        if (on)                                                                \
+            cred_changing(cred);                                               \
         int r = real_(cred, list, n);                                          \
-        if (gshim_active())                                                    \
+        if (on) {                                                              \
+            cred_changed(cred, crls);                                          \
             cred_trust(cred, kind, &n, sizeof n);                              \
+        }                                                                      \
         return r;                                                              \
     }
-OBJECTS_HOOK(gnutls_certificate_set_x509_trust, gnutls_x509_crt_t, 'X')
-OBJECTS_HOOK(gnutls_certificate_set_x509_crl, gnutls_x509_crl_t, 'x')
+OBJECTS_HOOK(gnutls_certificate_set_x509_trust, gnutls_x509_crt_t, 'X', false)
+OBJECTS_HOOK(gnutls_certificate_set_x509_crl, gnutls_x509_crl_t, 'x', true)
 
 /* Trust added through the credentials' own list cannot be seen: the
  * digest only says a list was handed out or set. */
@@ -343,8 +379,11 @@ EXPORT void gnutls_certificate_get_trust_list(gnutls_certificate_credentials_t r
                                               gnutls_x509_trust_list_t *tlist)
 {
     REAL_OR_VOID(gnutls_certificate_get_trust_list);
-    if (gshim_active())
+    if (gshim_active()) {
+        cred_changing(res);
+        cred_changed(res, true);
         cred_trust(res, 'l', "", 0);
+    }
     real_(res, tlist);
 }
 
@@ -352,9 +391,14 @@ EXPORT void gnutls_certificate_set_trust_list(gnutls_certificate_credentials_t r
                                               gnutls_x509_trust_list_t tlist, unsigned flags)
 {
     REAL_OR_VOID(gnutls_certificate_set_trust_list);
-    if (gshim_active())
+    bool on = gshim_active();
+    if (on) {
+        cred_changing(res);
         cred_trust(res, 'L', "", 0);
+    }
     real_(res, tlist, flags);
+    if (on)
+        cred_changed(res, true);
 }
 
 EXPORT void gnutls_certificate_set_verify_limits(gnutls_certificate_credentials_t res,
@@ -503,6 +547,23 @@ RECORD_HOOK(gnutls_record_recv_packet, false,
             (gnutls_session_t session, gnutls_packet_t *packet),
             (session, packet))
 
+/* What GnuTLS's verification reads besides its arguments: a clock or a
+ * printer of the path of the program's; no verdict is kept after that. */
+EXPORT void gnutls_global_set_time_function(gnutls_time_func time_func)
+{
+    REAL_OR_VOID(gnutls_global_set_time_function);
+    vmemo_off();
+    real_(time_func);
+}
+
+EXPORT void gnutls_session_set_verify_output_function(gnutls_session_t session,
+                                                      gnutls_verify_output_function *func)
+{
+    REAL_OR_VOID(gnutls_session_set_verify_output_function);
+    vmemo_off();
+    real_(session, func);
+}
+
 /* The program's own check of the peer: a failure leaves nothing behind. */
 EXPORT int gnutls_certificate_verify_peers2(gnutls_session_t session, unsigned int *status)
 {
@@ -527,7 +588,8 @@ EXPORT int gnutls_certificate_verify_peers(gnutls_session_t session, gnutls_type
                                            unsigned int elements, unsigned int *status)
 {
     REAL_OR(gnutls_certificate_verify_peers, GNUTLS_E_INTERNAL_ERROR);
-    int r = real_(session, data, elements, status);
+    int r = vmemo_judging(session) ? vmemo_verify_peers(real_, session, data, elements, status)
+                                   : real_(session, data, elements, status);
     if ((r != 0 || (status != NULL && *status != 0)) && gshim_active())
         gconn_refused(session);
     return r;

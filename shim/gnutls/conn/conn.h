@@ -56,10 +56,11 @@ void gconn_app_took(gnutls_session_t s, const void *data, size_t size);
 
 /* What the program sets that a verdict depends on. */
 void gconn_verify_cert(gnutls_session_t s, const char *host, const gnutls_typed_vdata_st *data,
-                       unsigned n, unsigned flags, bool seen);
+                       unsigned n, unsigned flags, bool seen, bool two);
 void gconn_verify_function(gnutls_session_t s, gnutls_certificate_verify_function *fn, bool inner);
-/* text NULL: priorities the shim cannot name. */
-void gconn_priority(gnutls_session_t s, const char *text);
+/* text NULL: priorities the shim cannot name; applied: by
+ * gnutls_priority_set, which the other setters call. */
+void gconn_priority(gnutls_session_t s, const char *text, bool applied);
 /* The server name (SNI) the program set. */
 void gconn_server_name(gnutls_session_t s, const void *name, size_t len);
 /* The program moves the bytes itself: no socket the shim can read. */

@@ -9,7 +9,7 @@
  * certificate is checked, no name) or typed data, read when the key is;
  * seen: the function it installs went through the shim's hook. */
 void gconn_verify_cert(gnutls_session_t s, const char *host, const gnutls_typed_vdata_st *data,
-                       unsigned n, unsigned flags, bool seen)
+                       unsigned n, unsigned flags, bool seen, bool two)
 {
     struct gconn *c = gconn_get(s);
     if (c == NULL)
@@ -22,6 +22,7 @@ void gconn_verify_cert(gnutls_session_t s, const char *host, const gnutls_typed_
     c->set.verify_data = data;
     c->set.verify_n = n;
     c->set.verify_flags = flags;
+    c->set.vcert_calls++, c->set.vcert2 = two, c->set.vcert_after_prio = c->set.prio_applied;
 }
 
 /* The function GnuTLS will call: the program's, or GnuTLS's own check
@@ -39,11 +40,12 @@ void gconn_verify_function(gnutls_session_t s, gnutls_certificate_verify_functio
     }
 }
 
-void gconn_priority(gnutls_session_t s, const char *text)
+void gconn_priority(gnutls_session_t s, const char *text, bool applied)
 {
     struct gconn *c = gconn_get(s);
     if (c == NULL)
         return;
+    c->set.prio_applied += applied;
     free(c->set.prio);
     c->set.prio = text != NULL ? strdup(text) : NULL;
 }

@@ -19,6 +19,7 @@ struct cred_state {
     bool id_done;
     unsigned id_keys;
     unsigned keys_gen; /* changed by each free_keys */
+    struct cred_trust_state t;
 };
 
 static struct credtab tab = CREDTAB_INIT;
@@ -35,7 +36,52 @@ static struct cred_state *find(const void *cred)
 
 void cred_new(const void *cred)
 {
+    static unsigned long serials;
+    unsigned long serial = __atomic_add_fetch(&serials, 1, __ATOMIC_RELAXED);
     credtab_new(&tab, cred, sizeof(struct cred_state));
+    pthread_mutex_lock(&tab.lock);
+    struct cred_state *c = find(cred);
+    if (c != NULL)
+        c->t.serial = serial;
+    pthread_mutex_unlock(&tab.lock);
+}
+
+/* Around every change of the trust the shim sees: a judgment that read it
+ * meanwhile (busy, or another generation after) keeps no verdict. */
+void cred_changing(const void *cred)
+{
+    pthread_mutex_lock(&tab.lock);
+    struct cred_state *c = find(cred);
+    if (c != NULL) {
+        c->t.busy++;
+        c->t.gen++;
+    }
+    pthread_mutex_unlock(&tab.lock);
+}
+
+void cred_changed(const void *cred, bool open)
+{
+    pthread_mutex_lock(&tab.lock);
+    struct cred_state *c = find(cred);
+    if (c != NULL) {
+        c->t.busy--;
+        c->t.gen++;
+        c->t.open |= open;
+    }
+    pthread_mutex_unlock(&tab.lock);
+}
+
+bool cred_trust_now(const void *cred, struct cred_trust_state *out)
+{
+    pthread_mutex_lock(&tab.lock);
+    struct cred_state *c = find(cred);
+    if (c != NULL) {
+        *out = c->t;
+        out->max_bits = c->v.max_bits;
+        out->max_depth = c->v.max_depth;
+    }
+    pthread_mutex_unlock(&tab.lock);
+    return c != NULL;
 }
 
 void cred_gone(const void *cred)

@@ -26,6 +26,19 @@ struct cred_view {
     unsigned char identity[32];
 };
 
+/* The trust as the shim saw it change, for the verdict memo (vmemo.c):
+ * these credentials (serial: one per allocation), the generation of their
+ * trust (two steps per change: one before, one after), changes under way,
+ * and whether the trust can change where the shim cannot see it (the list
+ * handed out or the program's own, a PKCS #11 token) or depends on more
+ * than the certificates' times (CRLs). */
+struct cred_trust_state {
+    unsigned long serial, gen;
+    unsigned busy;
+    bool open;
+    unsigned max_bits, max_depth;
+};
+
 void cred_init(void);
 void cred_new(const void *cred);
 void cred_gone(const void *cred);
@@ -41,6 +54,10 @@ void cred_limits(const void *cred, unsigned max_bits, unsigned max_depth);
 void cred_keys_gone(const void *cred);
 /* False for credentials the shim never saw allocated. */
 bool cred_view(const void *cred, struct cred_view *out);
+void cred_changing(const void *cred);
+void cred_changed(const void *cred, bool open);
+/* False for credentials never seen. */
+bool cred_trust_now(const void *cred, struct cred_trust_state *out);
 /* Only the credentials' verify function (false: credentials never seen). */
 bool cred_verify_fn(const void *cred, gnutls_certificate_verify_function **fn);
 

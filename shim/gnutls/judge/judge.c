@@ -2,6 +2,7 @@
 #include "cred/cred.h"
 #include "judge.h"
 #include "log.h"
+#include "vmemo.h"
 
 /* What gnutls_session_set_verify_cert(2) installs, auto_verify_cb
  * (lib/auto-verify.c), for the rare build whose call of
@@ -57,6 +58,9 @@ int gjudge(gnutls_session_t s, const struct gsettings *set)
     if (cred == NULL)
         return GNUTLS_E_INSUFFICIENT_CREDENTIALS;
     int ret;
+    /* The verification the check asks for may be answered from the
+     * verdicts kept (vmemo.c). */
+    vmemo_judge_begin(s, set);
     if (set->verify_fn != NULL) {
         ret = set->verify_fn(s);
     } else if (set->verify_set && set->verify_unseen) {
@@ -66,12 +70,15 @@ int gjudge(gnutls_session_t s, const struct gsettings *set)
         if (!cred_verify_fn(cred, &fn)) {
             /* credentials the shim never saw allocated: no key, no offer */
             LOG(LOG_WARN, "a resumed GnuTLS session under unknown credentials");
+            vmemo_judge_end();
             return GNUTLS_E_CERTIFICATE_ERROR;
         }
         if (fn == NULL)
-            return 0;
-        ret = fn(s);
+            ret = 0;
+        else
+            ret = fn(s);
     }
+    vmemo_judge_end();
     /* "if (ret < -1) return gnutls_assert_val(ret); else if (ret != 0)
      * return gnutls_assert_val(GNUTLS_E_CERTIFICATE_ERROR);" */
     if (ret < -1)

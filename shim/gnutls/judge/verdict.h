@@ -32,6 +32,13 @@ struct gsettings {
      * function: the judgment runs that check as GnuTLS's does. */
     bool verify_unseen;
     bool own_transport;      /* push or pull functions of the program's */
+    /* What made GnuTLS's additional verification flags, which it merges
+     * in call order (ADD_PROFILE_VFLAGS): priorities applied
+     * (gnutls_priority_set, which every other setter calls), calls of
+     * set_verify_cert(2), whether the last was set_verify_cert2 and came
+     * after the priorities (vmemo.c). */
+    unsigned prio_applied, vcert_calls;
+    bool vcert2, vcert_after_prio;
 };
 
 /* Who the client is, where a function or what the shim cannot read
