@@ -57,9 +57,9 @@ _Thread_local const SSL *conn_quiet;
 _Thread_local unsigned long conn_quiet_epoch;
 unsigned long conn_epoch;
 
-static void not_quiet(void)
+static struct conn *get(SSL *s)
 {
-    __atomic_fetch_add(&conn_epoch, 1, __ATOMIC_ACQ_REL);
+    return conn_index >= 0 ? R(SSL_get_ex_data)(s, conn_index) : NULL;
 }
 
 /* A program may exit without ever freeing a connection (wget does; Ruby
@@ -113,47 +113,6 @@ static void drop_latest(struct conn *c)
     pooled_free(&c->latest);
 }
 
-static void set_verified_chain(struct conn *c, STACK_OF(X509) *chain)
-{
-    if (c->verified_chain != NULL)
-        R(OPENSSL_sk_pop_free)((OPENSSL_STACK *)c->verified_chain, (OPENSSL_sk_freefunc)R(X509_free));
-    c->verified_chain = chain;
-}
-
-/* A program that gives up a connection the shim resumed before any
- * application data moved (it shuts it down, clears or frees it and never
- * read or wrote any) refuses what the session stood for, as a failed
- * handshake would: curl --pinnedpubkey, pinning the key of a renewed
- * certificate, checks the key once SSL_connect has returned and then calls
- * SSL_shutdown (seen in gdb with curl 7.88.1; 8.14.1 in tests/judge.bats),
- * and every session of the old certificate led to one failed run. The
- * server's sessions go at once, in the pool and in the store. */
-static void notice_abandoned(struct conn *c)
-{
-    if (c->resumed && !c->used && !c->refused) {
-        LOG(LOG_DEBUG, "a resumed connection abandoned before any data moved");
-        pool_refuse(&c->key);
-    }
-    c->resumed = false;
-}
-
-static void release(struct conn *c)
-{
-    notice_abandoned(c);
-    drop_latest(c);
-    for (unsigned i = 0; i < c->n_held; i++)
-        pooled_free(&c->held[i]);
-    free(c->held);
-    c->held = NULL;
-    c->n_held = 0;
-    if (c->offered != NULL)
-        R(SSL_SESSION_free)(c->offered);
-    c->offered = NULL;
-    chain_free(&c->offered_chain);
-    chain_free(&c->chain);
-    set_verified_chain(c, NULL);
-}
-
 /* Every session the connection keeps came through conn_session, which
  * needs a key: publishing is handing it to the pool. */
 static void publish(struct conn *c, struct pooled p)
@@ -175,174 +134,6 @@ static void settle_latest(struct conn *c)
         c->latest = (struct pooled){0};
     }
     drop_latest(c);
-}
-
-static void free_conn(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl,
-                      void *argp)
-{
-    (void)parent, (void)ad, (void)idx, (void)argl, (void)argp;
-    if (ptr != NULL) {
-        not_quiet();
-        settle_latest(ptr);
-        release(ptr);
-        free(ptr);
-    }
-}
-
-/* A fresh state, as zeroed but for the key's bytes and server name, which
- * nothing reads before key_build writes them: zeroing them too cost 3,600
- * instructions a connection. */
-_Static_assert(offsetof(struct conn, key) == 0 && offsetof(struct key, bytes) == sizeof(size_t) &&
-                   offsetof(struct key, server) == offsetof(struct key, bytes) + KEY_MAX &&
-                   offsetof(struct key, hash) ==
-                       offsetof(struct key, server) + sizeof(((struct key *)0)->server),
-               "struct key: len, bytes, server, then the rest");
-
-static void reset(struct conn *c)
-{
-    c->key.len = 0;
-    c->key.server[0] = '\0';
-    memset((char *)c + offsetof(struct key, hash), 0, sizeof *c - offsetof(struct key, hash));
-}
-
-static struct conn *new_conn(void)
-{
-    struct conn *c = malloc(sizeof *c);
-    if (c != NULL)
-        reset(c);
-    return c;
-}
-
-void conn_init(const struct config *cfg)
-{
-    pool_size = cfg->pool_size;
-    max_age = cfg->max_age;
-    atomic_only(&conn_epoch, sizeof conn_epoch);
-    /* SSL_dup copies ex_data pointers; the copy must not share our state. */
-    conn_index = R(CRYPTO_get_ex_new_index)(CRYPTO_EX_INDEX_SSL, 0, NULL, NULL, exdata_dup_none,
-                                            free_conn);
-}
-
-static struct conn *get(SSL *s)
-{
-    return conn_index >= 0 ? R(SSL_get_ex_data)(s, conn_index) : NULL;
-}
-
-static struct conn *get_or_create(SSL *s)
-{
-    struct conn *c = get(s);
-    if (c != NULL || conn_index < 0)
-        return c;
-    c = new_conn();
-    if (c == NULL)
-        return NULL;
-    if (R(SSL_set_ex_data)(s, conn_index, c) != 1) {
-        free(c);
-        return NULL;
-    }
-    return c;
-}
-
-static void offer(struct conn *c, SSL *s)
-{
-    /* SSL_set_session would put another method on a connection whose
-     * method the application changed. */
-    if (!settings_method_kept(s))
-        return;
-    struct pooled p;
-    pool_take(&c->key, time(NULL), &p);
-    if (p.sess == NULL)
-        return;
-    /* A staple that could not be kept exact is shown to no judge, and a
-     * session whose chain cannot be shown to the judge is not offered. */
-    if (p.chain.lost || chain_certs(&p.chain) == NULL) {
-        pooled_free(&p);
-        return;
-    }
-    SSL_SESSION *give = p.sess;
-    if (R(SSL_set_session)(s, give) != 1) {
-        pooled_free(&p);
-        return;
-    }
-    c->offered = give;
-    c->offered_chain = p.chain;
-    c->offered_born = p.born;
-    stat_add(ST_OFFERED);
-    LOG(LOG_DEBUG, "offered a TLS %s session", session_is_tls13(give) ? "1.3" : "1.2");
-    c->push = !session_is_tls13(give);
-}
-
-/* SSL_set_connect_state puts a finished connection back before its
- * handshake without SSL_clear (openssl s_client -reconnect does so after
- * SSL_shutdown), and the next handshake call clears it first, as it clears
- * every connection in that state (state_machine, ssl/statem/statem.c, 3.0
- * and 3.5): the session is kept and offered again, and the method the last
- * handshake negotiated gives way to the connection's first. Unseen, that
- * handshake left its ticket in a pool, which offered it to another
- * connection too. The clear is made here, a moment earlier, with what
- * SSL_clear's hook does around it: the connection's life ends as a cleared
- * one's, and the handshake begins as any other, whose own offer leaves the
- * pools (pool_claim). */
-static bool restart(SSL *s)
-{
-    appsess_clearing(s);
-    if (R(SSL_clear)(s) != 1)
-        return false;
-    conn_cleared(s);
-    return true;
-}
-
-void conn_begin(SSL *s)
-{
-    /* A library bound straight to libssl (PHP loads libcurl with
-     * RTLD_DEEPBIND) calls past every hook: it replaces the shim's
-     * new-session callback, and its reads and writes pass unseen; only
-     * libssl's calls to itself would reach the shim. Its connections are
-     * left alone entirely, as without the shim. */
-    SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
-    struct ctx_parts parts;
-    if (!ctx_connecting(ctx, &parts))
-        return;
-    struct conn *c = get_or_create(s);
-    if (c == NULL)
-        return;
-    /* A finished connection put back in connect state begins again. */
-    if (c->started && c->done && !restart(s))
-        return;
-    if (c->started)
-        return;
-    c->started = true;
-    c->gen = pool_generation();
-    stat_add(ST_HANDSHAKES);
-    verdict_key(s, settings_peek(s), &parts, store_on(), &c->key);
-    if (c->key.len != 0 && !verdict_identity(s, &parts, c->identity))
-        key_fail(&c->key);
-    SSL_SESSION *own = R(SSL_get_session)(s);
-    /* The application offers a session of its own (or SSL_clear kept the
-     * last one): leave it alone, and make sure no pool or store hands the
-     * same ticket to another connection. A ticket it serialized is the
-     * pool's too (hooks.c: i2d_SSL_SESSION): if the shim offered it first,
-     * here or in another process, this connection offers none of its own
-     * rather than offer it a second time. */
-    /* The claim is made whatever the method: a connection moved to another
-     * context offers its own ticket as any other. Taking it back passes
-     * through SSL_set_session, which puts back 3.0's context method or
-     * 3.5's original one (settings.h): where the connection has its
-     * context's method, that is no change for a program that never set
-     * one of its own. */
-    if (own != NULL && c->key.len != 0 && session_is_tls13(own) &&
-        !pool_claim(&c->key, &ossl_ops, own) &&
-        R(SSL_get_ssl_method)(s) == R(SSL_CTX_get_ssl_method)(ctx) &&
-        R(SSL_set_session)(s, NULL) == 1) {
-        LOG(LOG_DEBUG, "the application offers a ticket offered already; it offers none");
-        own = NULL;
-    }
-    if (own != NULL) {
-        appsess_begin(s, own);
-        return;
-    }
-    if (c->key.len != 0)
-        offer(c, s);
 }
 
 /* Born and expiry are fixed once the handshake behind the session is
@@ -380,6 +171,27 @@ static void publish_held(struct conn *c, SSL *s)
     for (unsigned i = 0; i < c->n_held; i++)
         publish_now(c, s, c->held[i]);
     c->n_held = 0;
+}
+
+/* A program may make another certificate the connection's own inside the
+ * handshake (SSL_use_certificate in a verify callback): the session then
+ * stands for a client the key does not name. */
+static bool same_identity(const struct conn *c, SSL *s)
+{
+    struct ctx_parts parts;
+    unsigned char now[32];
+    bool same = ctx_connecting(R(SSL_get_SSL_CTX)(s), &parts) &&
+                verdict_identity(s, &parts, now) && memcmp(now, c->identity, sizeof now) == 0;
+    if (!same)
+        LOG(LOG_DEBUG, "not kept: the client's identity changed during the handshake");
+    return same;
+}
+
+static void set_verified_chain(struct conn *c, STACK_OF(X509) *chain)
+{
+    if (c->verified_chain != NULL)
+        R(OPENSSL_sk_pop_free)((OPENSSL_STACK *)c->verified_chain, (OPENSSL_sk_freefunc)R(X509_free));
+    c->verified_chain = chain;
 }
 
 /* The staple a connection's sessions carry: the one the server sent in a
@@ -527,65 +339,58 @@ static void notice_done(struct conn *c, SSL *s)
         handshake_done(c, s);
 }
 
-bool conn_offer_pending(const SSL *s)
+/* Callbacks that find a certificate's issuer in the chain compare it with
+ * the session's own leaf object (IO::Socket::SSL's status callback does,
+ * by address): a chain decoded from the store gets that object as its leaf. */
+static STACK_OF(X509) *same_leaf(STACK_OF(X509) *chain, const SSL *s)
+{
+    X509 *peer = R(SSL_get0_peer_certificate)(s);
+    OPENSSL_STACK *sk = (OPENSSL_STACK *)chain;
+    X509 *first = chain != NULL && R(OPENSSL_sk_num)(sk) > 0 ? R(OPENSSL_sk_value)(sk, 0) : NULL;
+    if (peer != NULL && first != NULL && first != peer && R(X509_cmp)(first, peer) == 0 &&
+        R(X509_up_ref)(peer) == 1) {
+        R(OPENSSL_sk_set)(sk, 0, peer);
+        R(X509_free)(first);
+    }
+    return chain;
+}
+
+STACK_OF(X509) *conn_peer_chain(const SSL *s)
+{
+    struct conn *c = get((SSL *)s);
+    if (c == NULL)
+        return NULL;
+    /* Inside a resumed handshake (its status callback), the chain behind
+     * the offered session. */
+    if (!c->done && c->offered != NULL && R(SSL_session_reused)(s))
+        return same_leaf(chain_certs(&c->offered_chain), s);
+    return c->done ? same_leaf(chain_certs(&c->chain), s) : NULL;
+}
+
+STACK_OF(X509) *conn_verified_chain(const SSL *s)
 {
     const struct conn *c = get((SSL *)s);
-    return c != NULL && c->started && ((!c->done && c->offered != NULL) || c->pending);
+    return c != NULL ? c->verified_chain : NULL;
 }
 
-bool conn_after(SSL *s, int ret, enum io io)
+void conn_status_before(SSL *s)
 {
     struct conn *c = get(s);
-    if (c == NULL || !c->started)
-        return false;
-    bool was_done = c->done, was_refused = c->refused;
-    notice_done(c, s);
-    if (c->pending && was_done && ret > 0 && io == IO_HANDSHAKE)
-        judge(c, s);
-    if (c->pending)
-        return ret > 0;
-    /* The refused call fails; so does every later handshake call, as on a
-     * connection whose handshake failed (reads and writes find it shut). */
-    if (was_refused && ret > 0 && io == IO_HANDSHAKE)
-        push_refusal(c);
-    if (c->refused)
-        return ret > 0 && (!was_refused || io == IO_HANDSHAKE);
-    /* A completed handshake is not use: the application may still reject
-     * the peer. Data read or written is. */
-    if (ret <= 0 || !c->done || io == IO_HANDSHAKE)
-        return false;
-    if (io == IO_WRITE && c->push) {
-        tcp_push(R(SSL_get_wfd)(s));
-        c->push = false;
-    }
-    if (!c->used) {
-        c->used = true;
-        if (c->verified)
-            publish_held(c, s);
-        if (c->shut)
-            settle_latest(c);
-        else
-            reserve_latest(c);
-    }
-    if (!c->push) {
-        conn_quiet = s;
-        conn_quiet_epoch = __atomic_load_n(&conn_epoch, __ATOMIC_ACQUIRE);
-    }
-    return false;
+    if (c == NULL || c->done || c->offered == NULL || !c->key.staple ||
+        !R(SSL_session_reused)(s))
+        return;
+    c->judged = true;
+    /* Should the staple not fit on the connection, the callback sees none
+     * and judges that; the verdict is then not kept (nothing published). */
+    if (c->offered_chain.lost || !ocsp_present(s, &c->offered_chain))
+        c->offered_chain.lost = true;
 }
 
-/* A program may make another certificate the connection's own inside the
- * handshake (SSL_use_certificate in a verify callback): the session then
- * stands for a client the key does not name. */
-static bool same_identity(const struct conn *c, SSL *s)
+void conn_status_after(SSL *s, int verdict)
 {
-    struct ctx_parts parts;
-    unsigned char now[32];
-    bool same = ctx_connecting(R(SSL_get_SSL_CTX)(s), &parts) &&
-                verdict_identity(s, &parts, now) && memcmp(now, c->identity, sizeof now) == 0;
-    if (!same)
-        LOG(LOG_DEBUG, "not kept: the client's identity changed during the handshake");
-    return same;
+    struct conn *c = get(s);
+    if (c != NULL && c->judged && verdict <= 0)
+        pool_refuse(&c->key);
 }
 
 void conn_session(SSL *s, SSL_SESSION *sess, bool app_kept)
@@ -645,6 +450,286 @@ void conn_session(SSL *s, SSL_SESSION *sess, bool app_kept)
     memmove(&c->held[1], &c->held[0], c->n_held * sizeof *c->held);
     c->held[0] = p;
     c->n_held++;
+}
+
+void conn_app_took(SSL *s, SSL_SESSION *sess)
+{
+    struct conn *c = get(s);
+    if (c == NULL || c->key.len == 0 || sess == NULL || !session_is_tls13(sess))
+        return;
+    /* A program that takes each ticket for a cache of its own (links2
+     * does) keeps it as one its new-session callback kept: with a store,
+     * the copy reserved for it is still written there at exit, unless the
+     * program offers or serializes the ticket first; a program run once
+     * per request never offers what it took. */
+    if (c->latest.sess != NULL && session_same_ticket(c->latest.sess, sess) &&
+        c->latest_reserved) {
+        c->latest_reserved = false;
+        pooled_free(&c->latest);
+        pool_took(&c->key, &ossl_ops, sess);
+        return;
+    }
+    if (c->latest.sess != NULL && session_same_ticket(c->latest.sess, sess))
+        drop_latest(c);
+    for (unsigned i = 0; i < c->n_held;) {
+        if (session_same_ticket(c->held[i].sess, sess)) {
+            pooled_free(&c->held[i]);
+            memmove(&c->held[i], &c->held[i + 1], (c->n_held - i - 1) * sizeof *c->held);
+            c->n_held--;
+        } else {
+            i++;
+        }
+    }
+    pool_discard(&c->key, &ossl_ops, sess);
+}
+
+static void offer(struct conn *c, SSL *s)
+{
+    /* SSL_set_session would put another method on a connection whose
+     * method the application changed. */
+    if (!settings_method_kept(s))
+        return;
+    struct pooled p;
+    pool_take(&c->key, time(NULL), &p);
+    if (p.sess == NULL)
+        return;
+    /* A staple that could not be kept exact is shown to no judge, and a
+     * session whose chain cannot be shown to the judge is not offered. */
+    if (p.chain.lost || chain_certs(&p.chain) == NULL) {
+        pooled_free(&p);
+        return;
+    }
+    SSL_SESSION *give = p.sess;
+    if (R(SSL_set_session)(s, give) != 1) {
+        pooled_free(&p);
+        return;
+    }
+    c->offered = give;
+    c->offered_chain = p.chain;
+    c->offered_born = p.born;
+    stat_add(ST_OFFERED);
+    LOG(LOG_DEBUG, "offered a TLS %s session", session_is_tls13(give) ? "1.3" : "1.2");
+    c->push = !session_is_tls13(give);
+}
+
+bool conn_offer_pending(const SSL *s)
+{
+    const struct conn *c = get((SSL *)s);
+    return c != NULL && c->started && ((!c->done && c->offered != NULL) || c->pending);
+}
+
+static void not_quiet(void)
+{
+    __atomic_fetch_add(&conn_epoch, 1, __ATOMIC_ACQ_REL);
+}
+
+/* A program that gives up a connection the shim resumed before any
+ * application data moved (it shuts it down, clears or frees it and never
+ * read or wrote any) refuses what the session stood for, as a failed
+ * handshake would: curl --pinnedpubkey, pinning the key of a renewed
+ * certificate, checks the key once SSL_connect has returned and then calls
+ * SSL_shutdown (seen in gdb with curl 7.88.1; 8.14.1 in tests/judge.bats),
+ * and every session of the old certificate led to one failed run. The
+ * server's sessions go at once, in the pool and in the store. */
+static void notice_abandoned(struct conn *c)
+{
+    if (c->resumed && !c->used && !c->refused) {
+        LOG(LOG_DEBUG, "a resumed connection abandoned before any data moved");
+        pool_refuse(&c->key);
+    }
+    c->resumed = false;
+}
+
+static void release(struct conn *c)
+{
+    notice_abandoned(c);
+    drop_latest(c);
+    for (unsigned i = 0; i < c->n_held; i++)
+        pooled_free(&c->held[i]);
+    free(c->held);
+    c->held = NULL;
+    c->n_held = 0;
+    if (c->offered != NULL)
+        R(SSL_SESSION_free)(c->offered);
+    c->offered = NULL;
+    chain_free(&c->offered_chain);
+    chain_free(&c->chain);
+    set_verified_chain(c, NULL);
+}
+
+static void free_conn(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl,
+                      void *argp)
+{
+    (void)parent, (void)ad, (void)idx, (void)argl, (void)argp;
+    if (ptr != NULL) {
+        not_quiet();
+        settle_latest(ptr);
+        release(ptr);
+        free(ptr);
+    }
+}
+
+/* A fresh state, as zeroed but for the key's bytes and server name, which
+ * nothing reads before key_build writes them: zeroing them too cost 3,600
+ * instructions a connection. */
+_Static_assert(offsetof(struct conn, key) == 0 && offsetof(struct key, bytes) == sizeof(size_t) &&
+                   offsetof(struct key, server) == offsetof(struct key, bytes) + KEY_MAX &&
+                   offsetof(struct key, hash) ==
+                       offsetof(struct key, server) + sizeof(((struct key *)0)->server),
+               "struct key: len, bytes, server, then the rest");
+
+static void reset(struct conn *c)
+{
+    c->key.len = 0;
+    c->key.server[0] = '\0';
+    memset((char *)c + offsetof(struct key, hash), 0, sizeof *c - offsetof(struct key, hash));
+}
+
+static struct conn *new_conn(void)
+{
+    struct conn *c = malloc(sizeof *c);
+    if (c != NULL)
+        reset(c);
+    return c;
+}
+
+void conn_init(const struct config *cfg)
+{
+    pool_size = cfg->pool_size;
+    max_age = cfg->max_age;
+    atomic_only(&conn_epoch, sizeof conn_epoch);
+    /* SSL_dup copies ex_data pointers; the copy must not share our state. */
+    conn_index = R(CRYPTO_get_ex_new_index)(CRYPTO_EX_INDEX_SSL, 0, NULL, NULL, exdata_dup_none,
+                                            free_conn);
+}
+
+static struct conn *get_or_create(SSL *s)
+{
+    struct conn *c = get(s);
+    if (c != NULL || conn_index < 0)
+        return c;
+    c = new_conn();
+    if (c == NULL)
+        return NULL;
+    if (R(SSL_set_ex_data)(s, conn_index, c) != 1) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* SSL_set_connect_state puts a finished connection back before its
+ * handshake without SSL_clear (openssl s_client -reconnect does so after
+ * SSL_shutdown), and the next handshake call clears it first, as it clears
+ * every connection in that state (state_machine, ssl/statem/statem.c, 3.0
+ * and 3.5): the session is kept and offered again, and the method the last
+ * handshake negotiated gives way to the connection's first. Unseen, that
+ * handshake left its ticket in a pool, which offered it to another
+ * connection too. The clear is made here, a moment earlier, with what
+ * SSL_clear's hook does around it: the connection's life ends as a cleared
+ * one's, and the handshake begins as any other, whose own offer leaves the
+ * pools (pool_claim). */
+static bool restart(SSL *s)
+{
+    appsess_clearing(s);
+    if (R(SSL_clear)(s) != 1)
+        return false;
+    conn_cleared(s);
+    return true;
+}
+
+void conn_begin(SSL *s)
+{
+    /* A library bound straight to libssl (PHP loads libcurl with
+     * RTLD_DEEPBIND) calls past every hook: it replaces the shim's
+     * new-session callback, and its reads and writes pass unseen; only
+     * libssl's calls to itself would reach the shim. Its connections are
+     * left alone entirely, as without the shim. */
+    SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
+    struct ctx_parts parts;
+    if (!ctx_connecting(ctx, &parts))
+        return;
+    struct conn *c = get_or_create(s);
+    if (c == NULL)
+        return;
+    /* A finished connection put back in connect state begins again. */
+    if (c->started && c->done && !restart(s))
+        return;
+    if (c->started)
+        return;
+    c->started = true;
+    c->gen = pool_generation();
+    stat_add(ST_HANDSHAKES);
+    verdict_key(s, settings_peek(s), &parts, store_on(), &c->key);
+    if (c->key.len != 0 && !verdict_identity(s, &parts, c->identity))
+        key_fail(&c->key);
+    SSL_SESSION *own = R(SSL_get_session)(s);
+    /* The application offers a session of its own (or SSL_clear kept the
+     * last one): leave it alone, and make sure no pool or store hands the
+     * same ticket to another connection. A ticket it serialized is the
+     * pool's too (hooks.c: i2d_SSL_SESSION): if the shim offered it first,
+     * here or in another process, this connection offers none of its own
+     * rather than offer it a second time. */
+    /* The claim is made whatever the method: a connection moved to another
+     * context offers its own ticket as any other. Taking it back passes
+     * through SSL_set_session, which puts back 3.0's context method or
+     * 3.5's original one (settings.h): where the connection has its
+     * context's method, that is no change for a program that never set
+     * one of its own. */
+    if (own != NULL && c->key.len != 0 && session_is_tls13(own) &&
+        !pool_claim(&c->key, &ossl_ops, own) &&
+        R(SSL_get_ssl_method)(s) == R(SSL_CTX_get_ssl_method)(ctx) &&
+        R(SSL_set_session)(s, NULL) == 1) {
+        LOG(LOG_DEBUG, "the application offers a ticket offered already; it offers none");
+        own = NULL;
+    }
+    if (own != NULL) {
+        appsess_begin(s, own);
+        return;
+    }
+    if (c->key.len != 0)
+        offer(c, s);
+}
+
+bool conn_after(SSL *s, int ret, enum io io)
+{
+    struct conn *c = get(s);
+    if (c == NULL || !c->started)
+        return false;
+    bool was_done = c->done, was_refused = c->refused;
+    notice_done(c, s);
+    if (c->pending && was_done && ret > 0 && io == IO_HANDSHAKE)
+        judge(c, s);
+    if (c->pending)
+        return ret > 0;
+    /* The refused call fails; so does every later handshake call, as on a
+     * connection whose handshake failed (reads and writes find it shut). */
+    if (was_refused && ret > 0 && io == IO_HANDSHAKE)
+        push_refusal(c);
+    if (c->refused)
+        return ret > 0 && (!was_refused || io == IO_HANDSHAKE);
+    /* A completed handshake is not use: the application may still reject
+     * the peer. Data read or written is. */
+    if (ret <= 0 || !c->done || io == IO_HANDSHAKE)
+        return false;
+    if (io == IO_WRITE && c->push) {
+        tcp_push(R(SSL_get_wfd)(s));
+        c->push = false;
+    }
+    if (!c->used) {
+        c->used = true;
+        if (c->verified)
+            publish_held(c, s);
+        if (c->shut)
+            settle_latest(c);
+        else
+            reserve_latest(c);
+    }
+    if (!c->push) {
+        conn_quiet = s;
+        conn_quiet_epoch = __atomic_load_n(&conn_epoch, __ATOMIC_ACQUIRE);
+    }
+    return false;
 }
 
 /* The newest ticket waits on its connection because OpenSSL offers it
@@ -709,89 +794,4 @@ void conn_cleared(SSL *s)
     settle_latest(c);
     release(c);
     reset(c);
-}
-
-void conn_app_took(SSL *s, SSL_SESSION *sess)
-{
-    struct conn *c = get(s);
-    if (c == NULL || c->key.len == 0 || sess == NULL || !session_is_tls13(sess))
-        return;
-    /* A program that takes each ticket for a cache of its own (links2
-     * does) keeps it as one its new-session callback kept: with a store,
-     * the copy reserved for it is still written there at exit, unless the
-     * program offers or serializes the ticket first; a program run once
-     * per request never offers what it took. */
-    if (c->latest.sess != NULL && session_same_ticket(c->latest.sess, sess) &&
-        c->latest_reserved) {
-        c->latest_reserved = false;
-        pooled_free(&c->latest);
-        pool_took(&c->key, &ossl_ops, sess);
-        return;
-    }
-    if (c->latest.sess != NULL && session_same_ticket(c->latest.sess, sess))
-        drop_latest(c);
-    for (unsigned i = 0; i < c->n_held;) {
-        if (session_same_ticket(c->held[i].sess, sess)) {
-            pooled_free(&c->held[i]);
-            memmove(&c->held[i], &c->held[i + 1], (c->n_held - i - 1) * sizeof *c->held);
-            c->n_held--;
-        } else {
-            i++;
-        }
-    }
-    pool_discard(&c->key, &ossl_ops, sess);
-}
-
-/* Callbacks that find a certificate's issuer in the chain compare it with
- * the session's own leaf object (IO::Socket::SSL's status callback does,
- * by address): a chain decoded from the store gets that object as its leaf. */
-static STACK_OF(X509) *same_leaf(STACK_OF(X509) *chain, const SSL *s)
-{
-    X509 *peer = R(SSL_get0_peer_certificate)(s);
-    OPENSSL_STACK *sk = (OPENSSL_STACK *)chain;
-    X509 *first = chain != NULL && R(OPENSSL_sk_num)(sk) > 0 ? R(OPENSSL_sk_value)(sk, 0) : NULL;
-    if (peer != NULL && first != NULL && first != peer && R(X509_cmp)(first, peer) == 0 &&
-        R(X509_up_ref)(peer) == 1) {
-        R(OPENSSL_sk_set)(sk, 0, peer);
-        R(X509_free)(first);
-    }
-    return chain;
-}
-
-STACK_OF(X509) *conn_peer_chain(const SSL *s)
-{
-    struct conn *c = get((SSL *)s);
-    if (c == NULL)
-        return NULL;
-    /* Inside a resumed handshake (its status callback), the chain behind
-     * the offered session. */
-    if (!c->done && c->offered != NULL && R(SSL_session_reused)(s))
-        return same_leaf(chain_certs(&c->offered_chain), s);
-    return c->done ? same_leaf(chain_certs(&c->chain), s) : NULL;
-}
-
-STACK_OF(X509) *conn_verified_chain(const SSL *s)
-{
-    const struct conn *c = get((SSL *)s);
-    return c != NULL ? c->verified_chain : NULL;
-}
-
-void conn_status_before(SSL *s)
-{
-    struct conn *c = get(s);
-    if (c == NULL || c->done || c->offered == NULL || !c->key.staple ||
-        !R(SSL_session_reused)(s))
-        return;
-    c->judged = true;
-    /* Should the staple not fit on the connection, the callback sees none
-     * and judges that; the verdict is then not kept (nothing published). */
-    if (c->offered_chain.lost || !ocsp_present(s, &c->offered_chain))
-        c->offered_chain.lost = true;
-}
-
-void conn_status_after(SSL *s, int verdict)
-{
-    struct conn *c = get(s);
-    if (c != NULL && c->judged && verdict <= 0)
-        pool_refuse(&c->key);
 }
