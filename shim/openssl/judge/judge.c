@@ -44,8 +44,12 @@ void judge_retry_asked(const SSL *s)
         retry_asked = true;
 }
 
-int judge_verify(SSL *s, const struct ctx_parts *parts, X509 *leaf, STACK_OF(X509) *chain,
-                 bool server, long *err, STACK_OF(X509) **verified)
+/* judge_verify (judge.h), made inline in both its callers: the judge's
+ * own, with server false, then holds the client's steps alone, at the
+ * cost they had before the server mode's admission shared them. */
+static inline __attribute__((always_inline)) int
+verify(SSL *s, const struct ctx_parts *parts, X509 *leaf, STACK_OF(X509) *chain, bool server,
+       long *err, STACK_OF(X509) **verified)
 {
     *err = X509_V_ERR_UNSPECIFIED;
     X509_STORE *store = NULL;
@@ -110,6 +114,12 @@ int judge_verify(SSL *s, const struct ctx_parts *parts, X509 *leaf, STACK_OF(X50
     return ok;
 }
 
+int judge_verify(SSL *s, const struct ctx_parts *parts, X509 *leaf, STACK_OF(X509) *chain,
+                 bool server, long *err, STACK_OF(X509) **verified)
+{
+    return verify(s, parts, leaf, chain, server, err, verified);
+}
+
 enum verdict judge_resumed(SSL *s, const struct ctx_parts *parts, STACK_OF(X509) *chain,
                            STACK_OF(X509) **verified)
 {
@@ -145,7 +155,7 @@ static enum verdict judge_chain(SSL *s, const struct ctx_parts *parts, STACK_OF(
      * a handshake the application started with nothing on it). */
     R(ERR_set_mark)();
     long err;
-    int ok = judge_verify(s, parts, leaf, chain, false, &err, verified);
+    int ok = verify(s, parts, leaf, chain, false, &err, verified);
     /* tls_post_process_server_certificate: a callback that asked to
      * suspend the handshake, and did not refuse, is asked again later. */
     if (ok > 0 && retry_asked) {
