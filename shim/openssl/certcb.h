@@ -2,7 +2,7 @@
  * seen to run. A client's runs only when the server asks for a
  * certificate (a CertificateRequest), never on a resumed handshake: a
  * session earned where it never ran holds no identity it chose, and one
- * earned where it ran is not kept (conn.c). */
+ * earned where it ran is not kept (connkeep.c). */
 #ifndef RESUMESHIM_OSSL_CERTCB_H
 #define RESUMESHIM_OSSL_CERTCB_H
 

@@ -19,7 +19,7 @@ struct ctx_parts {
 };
 
 /* on_session receives every session a client connection gets, and whether
- * the application's own callback kept it (conn.c's, wired by init.c). */
+ * the application's own callback kept it (connkeep.c's, wired by init.c). */
 void ctx_init(void (*on_session)(SSL *s, SSL_SESSION *sess, bool app_kept), bool server_mode);
 /* True when it set the context up now (SSL_CTX_new reaches SSL_CTX_new_ex
  * through our hook too: the second call finds it done). */

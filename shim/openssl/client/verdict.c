@@ -120,7 +120,7 @@ static void put_recorded(struct key *k, const struct recorded *conn, const struc
     key_put(k, 'x', sid->sid, sid->sid_len);
     put_usage(k, conn, ctx);
     /* Sessions of connections whose certificate callback is watched hold
-     * no client certificate (conn.c keeps none earned where it ran), and
+     * no client certificate (connkeep.c keeps none earned where it ran), and
      * are offered only to such connections: elsewhere a session may hold
      * one. */
     key_put_num(k, 'b', conn != NULL && conn->cert_fn != NULL);

@@ -44,10 +44,12 @@ void judge_retry_asked(const SSL *s)
         retry_asked = true;
 }
 
-/* ssl_verify_cert_chain's set-up and verification. Returns what it
- * returns (> 0 verified), with the verify error in *err. */
-static int verify(SSL *s, const struct ctx_parts *parts, X509 *leaf, STACK_OF(X509) *chain,
-                  long *err, STACK_OF(X509) **verified)
+/* judge_verify (judge.h), made inline in both its callers: the judge's
+ * own, with server false, then holds the client's steps alone, at the
+ * cost they had before the server mode's admission shared them. */
+static inline __attribute__((always_inline)) int
+verify(SSL *s, const struct ctx_parts *parts, X509 *leaf, STACK_OF(X509) *chain, bool server,
+       long *err, STACK_OF(X509) **verified)
 {
     *err = X509_V_ERR_UNSPECIFIED;
     X509_STORE *store = NULL;
@@ -70,16 +72,24 @@ static int verify(SSL *s, const struct ctx_parts *parts, X509 *leaf, STACK_OF(X5
     if (param != NULL) {
         R(X509_VERIFY_PARAM_set_auth_level)(param, R(SSL_get_security_level)(s));
         /* SSL_CTRL_CERT_FLAGS ORs its argument in and answers the flags:
-         * with 0, a getter (ssl/s3_lib.c). */
+         * with 0, a getter (ssl/s3_lib.c; 0x30000 after
+         * SSL_set_cipher_list(s, "SUITEB128"), measured). */
         R(X509_STORE_CTX_set_flags)(xs, (unsigned long)R(SSL_ctrl)(s, SSL_CTRL_CERT_FLAGS, 0, NULL) &
                                             SSL_CERT_FLAG_SUITEB_128_LOS);
         if (R(X509_STORE_CTX_set_ex_data)(xs, idx, s) != 1)
             param = NULL;
     }
     if (param != NULL) {
-        R(X509_STORE_CTX_set0_dane)(xs, R(SSL_get0_dane)(s));
-        R(X509_STORE_CTX_set_default)(xs, "ssl_server");
-        R(X509_VERIFY_PARAM_set1)(param, R(SSL_get0_param)(s));
+        if (!server)
+            R(X509_STORE_CTX_set0_dane)(xs, R(SSL_get0_dane)(s));
+        /* libssl goes on should these fail; a server's admission does not
+         * (admit.c). */
+        bool set = R(X509_STORE_CTX_set_default)(xs, server ? "ssl_client" : "ssl_server") == 1;
+        set = R(X509_VERIFY_PARAM_set1)(param, R(SSL_get0_param)(s)) == 1 && set;
+        if (server && !set)
+            param = NULL;
+    }
+    if (param != NULL) {
         SSL_verify_cb cb = R(SSL_get_verify_callback)(s);
         if (cb != NULL)
             R(X509_STORE_CTX_set_verify_cb)(xs, cb);
@@ -93,13 +103,21 @@ static int verify(SSL *s, const struct ctx_parts *parts, X509 *leaf, STACK_OF(X5
         }
         judging = NULL;
         *err = R(X509_STORE_CTX_get_error)(xs);
-        if (R(X509_STORE_CTX_get0_chain)(xs) != NULL)
-            *verified = R(X509_STORE_CTX_get1_chain)(xs);
-        R(X509_VERIFY_PARAM_move_peername)(R(SSL_get0_param)(s), param);
+        if (!server) {
+            if (R(X509_STORE_CTX_get0_chain)(xs) != NULL)
+                *verified = R(X509_STORE_CTX_get1_chain)(xs);
+            R(X509_VERIFY_PARAM_move_peername)(R(SSL_get0_param)(s), param);
+        }
     }
     handshake_leave();
     R(X509_STORE_CTX_free)(xs);
     return ok;
+}
+
+int judge_verify(SSL *s, const struct ctx_parts *parts, X509 *leaf, STACK_OF(X509) *chain,
+                 bool server, long *err, STACK_OF(X509) **verified)
+{
+    return verify(s, parts, leaf, chain, server, err, verified);
 }
 
 enum verdict judge_resumed(SSL *s, const struct ctx_parts *parts, STACK_OF(X509) *chain,
@@ -137,7 +155,7 @@ static enum verdict judge_chain(SSL *s, const struct ctx_parts *parts, STACK_OF(
      * a handshake the application started with nothing on it). */
     R(ERR_set_mark)();
     long err;
-    int ok = verify(s, parts, leaf, chain, &err, verified);
+    int ok = verify(s, parts, leaf, chain, false, &err, verified);
     /* tls_post_process_server_certificate: a callback that asked to
      * suspend the handshake, and did not refuse, is asked again later. */
     if (ok > 0 && retry_asked) {

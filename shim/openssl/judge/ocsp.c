@@ -19,7 +19,7 @@
  * on the connection (SSL_set_tlsext_status_ocsp_resp) before it runs: in
  * TLS 1.3 by the shim's callback, which stands in for the application's
  * and calls it; in TLS 1.2, where OpenSSL calls nothing, by the shim once
- * the resumed handshake completes (conn.c). Programs that check after the
+ * the resumed handshake completes (conndone.c). Programs that check after the
  * handshake that a staple came (IO::Socket::SSL's SSL_OCSP_MUST_STAPLE)
  * find it there as well. */
 #include <limits.h>

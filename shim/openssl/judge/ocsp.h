@@ -16,7 +16,7 @@ enum ocsp_judge {
     OCSP_UNKNOWN, /* a callback the shim does not stand in for */
 };
 /* before runs ahead of the application's callback inside a handshake,
- * after is given its verdict (conn.c's, wired by init.c). */
+ * after is given its verdict (conndone.c's, wired by init.c). */
 void ocsp_init(void (*before)(SSL *s), void (*after)(SSL *s, int verdict));
 /* The application sets (or clears) a context's status callback: the
  * shim's stands in for it. False when the call is left to OpenSSL. */

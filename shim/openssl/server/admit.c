@@ -6,7 +6,8 @@
  * class). The server mode asks before it accepts one of its tickets.
  *
  * The client's certificate is verified as libssl verifies a client's chain
- * in a full handshake (ssl_verify_cert_chain): the connection's verify
+ * in a full handshake (ssl_verify_cert_chain), by the steps the judge takes
+ * for a server's (judge_verify, judge.c): the connection's verify
  * store or else its current context's, the connection as the store
  * context's SSL ex_data (callbacks find their SSL and its context there),
  * the security level as the authentication level, the Suite B flags, the
@@ -19,51 +20,22 @@
  * is enabled). */
 #include "admit.h"
 #include "ctx.h"
+#include "judge/judge.h"
 #include "util.h"
 
-/* The verification itself; false on any error. */
+/* The verification itself (judge.c's, as a server's); false on any error. */
 static bool verifies(SSL *s, X509 *leaf)
 {
-    SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);
-    const struct recorded *rec = ctx_recorded(ctx);
-    const struct algs *algs = ctx_algs(ctx);
+    struct ctx_parts parts = ctx_parts(R(SSL_get_SSL_CTX)(s));
     /* a context the shim did not set up: its certificate-verify callback
      * is unknown */
-    if (rec == NULL || algs == NULL)
+    if (parts.rec == NULL || parts.algs == NULL)
         return false;
-    X509_STORE *store = NULL;
-    R(SSL_ctrl)(s, SSL_CTRL_GET_VERIFY_CERT_STORE, 0, &store);
-    if (store == NULL)
-        store = R(SSL_CTX_get_cert_store)(ctx);
-    X509_STORE_CTX *xs = R(X509_STORE_CTX_new_ex)(algs->libctx, algs->propq);
     OPENSSL_STACK *chain = R(OPENSSL_sk_new_null)();
-    int idx = R(SSL_get_ex_data_X509_STORE_CTX_idx)();
-    X509_VERIFY_PARAM *param = NULL;
-    bool pass = false;
-    if (xs != NULL && chain != NULL && idx >= 0 && R(OPENSSL_sk_push)(chain, leaf) > 0 &&
-        R(X509_STORE_CTX_init)(xs, store, leaf, (STACK_OF(X509) *)chain) == 1)
-        param = R(X509_STORE_CTX_get0_param)(xs);
-    if (param != NULL) {
-        R(X509_VERIFY_PARAM_set_auth_level)(param, R(SSL_get_security_level)(s));
-        /* SSL_CTRL_CERT_FLAGS with 0 reads the flags (it ORs them in):
-         * 0x30000 after SSL_set_cipher_list(s, "SUITEB128"), measured. */
-        long flags = R(SSL_ctrl)(s, SSL_CTRL_CERT_FLAGS, 0, NULL) & SSL_CERT_FLAG_SUITEB_128_LOS;
-        R(X509_STORE_CTX_set_flags)(xs, (unsigned long)flags);
-        if (R(X509_STORE_CTX_set_ex_data)(xs, idx, s) != 1 ||
-            R(X509_STORE_CTX_set_default)(xs, "ssl_client") != 1 ||
-            R(X509_VERIFY_PARAM_set1)(param, R(SSL_get0_param)(s)) != 1)
-            param = NULL;
-    }
-    if (param != NULL) {
-        SSL_verify_cb cb = R(SSL_get_verify_callback)(s);
-        if (cb != NULL)
-            R(X509_STORE_CTX_set_verify_cb)(xs, cb);
-        int ok = rec->cert_verify_cb != NULL ? rec->cert_verify_cb(xs, rec->cert_verify_arg)
-                                             : R(X509_verify_cert)(xs);
-        pass = ok > 0;
-    }
+    long err;
+    bool pass = chain != NULL && R(OPENSSL_sk_push)(chain, leaf) > 0 &&
+                judge_verify(s, &parts, leaf, (STACK_OF(X509) *)chain, true, &err, NULL) > 0;
     R(OPENSSL_sk_free)(chain);
-    R(X509_STORE_CTX_free)(xs);
     return pass;
 }
 

@@ -163,34 +163,9 @@ static const unsigned char *hello_name(SSL *s, size_t *len)
  * OpenSSL's own keys would bind it. (A context that picks a host by a
  * name or ClientHello callback is seen to otherwise.) Accepting, moved
  * says which of the two to try. */
-static bool ticket_conf(SSL *s, bool enc, bool moved, const struct algs *algs,
-                        unsigned char conf[32])
+static bool ticket_conf(const struct started *st, const unsigned char *name, size_t len,
+                        bool moved, const struct algs *algs, unsigned char conf[32])
 {
-    struct started *st = started(s, false);
-    size_t len = 0;
-    const unsigned char *name;
-    if (st == NULL)
-        return false;
-    /* A TLS 1.2 resumption: renewed under the ticket's own fingerprint, or
-     * (resumed from OpenSSL's session cache, whose session may carry no
-     * name) not at all. TLS 1.3 and full handshakes report this
-     * handshake's name. */
-    if (enc && R(SSL_session_reused)(s) && R(SSL_version)(s) < TLS1_3_VERSION) {
-        if (!st->has_resumed)
-            return false;
-        memcpy(conf, st->resumed, 32);
-        return true;
-    }
-    if (enc) {
-        const char *sni = R(SSL_get_servername)(s, TLSEXT_NAMETYPE_host_name);
-        name = (const unsigned char *)(sni != NULL ? sni : "");
-        len = strlen((const char *)name);
-    } else {
-        name = hello_name(s, &len);
-    }
-    if (enc)
-        moved = !st->picks &&
-                (R(SSL_get_SSL_CTX)(s) != st->ctx || R(SSL_get_verify_mode)(s) != st->mode);
     unsigned char buf[32 + 16 + 256];
     size_t at = 32;
     if (name == NULL || len > 255 || (moved && (!st->has_identity || st->picks)))
@@ -204,13 +179,38 @@ static bool ticket_conf(SSL *s, bool enc, bool moved, const struct algs *algs,
     return algs_sha256(algs, buf, at + len, conf);
 }
 
-/* The keys of a ticket whose key name is name, bound one way or the other. */
-static bool keys_for(SSL *s, bool moved, const struct algs *algs, const unsigned char name[16],
+/* The fingerprint a ticket issued now is bound to. */
+static bool issue_conf(SSL *s, const struct algs *algs, unsigned char conf[32])
+{
+    struct started *st = started(s, false);
+    if (st == NULL)
+        return false;
+    /* A TLS 1.2 resumption: renewed under the ticket's own fingerprint, or
+     * (resumed from OpenSSL's session cache, whose session may carry no
+     * name) not at all. TLS 1.3 and full handshakes report this
+     * handshake's name. */
+    if (R(SSL_session_reused)(s) && R(SSL_version)(s) < TLS1_3_VERSION) {
+        if (!st->has_resumed)
+            return false;
+        memcpy(conf, st->resumed, 32);
+        return true;
+    }
+    const char *sni = R(SSL_get_servername)(s, TLSEXT_NAMETYPE_host_name);
+    const unsigned char *name = (const unsigned char *)(sni != NULL ? sni : "");
+    bool moved = !st->picks &&
+                 (R(SSL_get_SSL_CTX)(s) != st->ctx || R(SSL_get_verify_mode)(s) != st->mode);
+    return ticket_conf(st, name, strlen((const char *)name), moved, algs, conf);
+}
+
+/* The keys of a ticket whose key name is key_name, bound one way or the
+ * other to the name the ClientHello asks for. */
+static bool keys_for(const struct started *st, const unsigned char *name, size_t len, bool moved,
+                     const struct algs *algs, const unsigned char key_name[16],
                      unsigned char conf[32], struct ticket_key *k)
 {
-    return ticket_conf(s, false, moved, algs, conf) &&
-           ticketkeys_get(algs, conf, ticketkeys_epoch(name), false, k) &&
-           memcmp(name, k->name, sizeof k->name) == 0;
+    return ticket_conf(st, name, len, moved, algs, conf) &&
+           ticketkeys_get(algs, conf, ticketkeys_epoch(key_name), false, k) &&
+           memcmp(key_name, k->name, sizeof k->name) == 0;
 }
 
 static bool keys_into(const struct algs *algs, struct ticket_key *k, unsigned char *iv,
@@ -256,7 +256,7 @@ static int issue(SSL *s, unsigned char name[16], unsigned char *iv, EVP_CIPHER_C
     struct ctx_parts parts = ctx_parts(R(SSL_get_SSL_CTX)(s));
     const struct algs *algs = parts.algs;
     if (algs == NULL || verifies_without_context(s, true, parts.rec) ||
-        !ticket_conf(s, true, false, algs, conf) ||
+        !issue_conf(s, algs, conf) ||
         !ticketkeys_get(algs, conf, ring_epoch(time(NULL)), true, k) ||
         R(RAND_bytes_ex)(algs->libctx, iv, 16, 0) != 1)
         return 0;
@@ -284,15 +284,17 @@ static int accept_ticket(SSL *s, const unsigned char name[16], unsigned char *iv
         st->has_resumed = st->judge = false;
     struct ctx_parts parts = ctx_parts(R(SSL_get_SSL_CTX)(s));
     const struct algs *algs = parts.algs;
-    if (algs == NULL || verifies_without_context(s, false, parts.rec) ||
-        (!keys_for(s, false, algs, name, conf, k) &&
-         (st == NULL || st->picks || !keys_for(s, true, algs, name, conf, k))) ||
+    if (st == NULL || algs == NULL || verifies_without_context(s, false, parts.rec))
+        return 0;
+    /* The ClientHello's name, read once for both bindings. */
+    size_t len;
+    const unsigned char *hello = hello_name(s, &len);
+    if ((!keys_for(st, hello, len, false, algs, name, conf, k) &&
+         (st->picks || !keys_for(st, hello, len, true, algs, name, conf, k))) ||
         !keys_into(algs, k, iv, cipher, mac, false))
         return 0;
-    if (st != NULL) {
-        memcpy(st->resumed, conf, 32);
-        st->has_resumed = st->judge = true;
-    }
+    memcpy(st->resumed, conf, 32);
+    st->has_resumed = st->judge = true;
     return R(SSL_version)(s) >= TLS1_3_VERSION ||
                    ticketkeys_epoch(name) != ring_epoch(time(NULL))
                ? 2

@@ -35,17 +35,28 @@ void trust_init(void)
         demand_init();
 }
 
-struct sig {
-    const unsigned char *p;
-    size_t len;
-};
-
 static int cmp_sig(const void *a, const void *b)
 {
-    const struct sig *x = a, *y = b;
+    const struct trust_sig *x = a, *y = b;
     if (x->len != y->len)
         return x->len < y->len ? -1 : 1;
     return memcmp(x->p, y->p, x->len);
+}
+
+bool trust_digest(struct trust_sig *sigs, size_t n, const struct algs *algs, unsigned char md[32])
+{
+    EVP_MD_CTX *mdctx = R(EVP_MD_CTX_new)();
+    bool ok = mdctx != NULL && algs != NULL && R(EVP_DigestInit_ex)(mdctx, algs->sha256, NULL) == 1;
+    if (ok)
+        qsort(sigs, n, sizeof *sigs, cmp_sig);
+    for (size_t i = 0; ok && i < n; i++) {
+        uint32_t len = (uint32_t)sigs[i].len;
+        ok = R(EVP_DigestUpdate)(mdctx, &len, sizeof len) == 1 &&
+             R(EVP_DigestUpdate)(mdctx, sigs[i].p, sigs[i].len) == 1;
+    }
+    ok = ok && R(EVP_DigestFinal_ex)(mdctx, md, NULL) == 1;
+    R(EVP_MD_CTX_free)(mdctx);
+    return ok;
 }
 
 /* SHA-256 over the sorted signatures of the store's certificates and CRLs.
@@ -61,10 +72,8 @@ static bool fingerprint_objects(X509_STORE *store, const struct algs *algs, unsi
     R(X509_STORE_lock)(store);
     const OPENSSL_STACK *objs = (const OPENSSL_STACK *)R(X509_STORE_get0_objects)(store);
     int n = objs != NULL ? R(OPENSSL_sk_num)(objs) : 0;
-    struct sig *sigs = malloc((size_t)(n > 0 ? n : 1) * sizeof *sigs);
-    EVP_MD_CTX *mdctx = R(EVP_MD_CTX_new)();
-    bool ok = sigs != NULL && mdctx != NULL && algs != NULL &&
-              R(EVP_DigestInit_ex)(mdctx, algs->sha256, NULL) == 1;
+    struct trust_sig *sigs = malloc((size_t)(n > 0 ? n : 1) * sizeof *sigs);
+    bool ok = sigs != NULL;
     size_t used = 0;
     for (int i = 0; ok && i < n; i++) {
         const X509_OBJECT *o = R(OPENSSL_sk_value)(objs, i);
@@ -74,19 +83,12 @@ static bool fingerprint_objects(X509_STORE *store, const struct algs *algs, unsi
         else if (R(X509_OBJECT_get_type)(o) == X509_LU_CRL)
             R(X509_CRL_get0_signature)(R(X509_OBJECT_get0_X509_CRL)(o), &bits, NULL);
         if (bits != NULL)
-            sigs[used++] = (struct sig){R(ASN1_STRING_get0_data)(bits),
-                                        (size_t)R(ASN1_STRING_length)(bits)};
+            sigs[used++] = (struct trust_sig){R(ASN1_STRING_get0_data)(bits),
+                                              (size_t)R(ASN1_STRING_length)(bits)};
     }
-    if (ok)
-        qsort(sigs, used, sizeof *sigs, cmp_sig);
-    for (size_t i = 0; ok && i < used; i++) {
-        uint32_t len = (uint32_t)sigs[i].len;
-        ok = R(EVP_DigestUpdate)(mdctx, &len, sizeof len) == 1 &&
-             R(EVP_DigestUpdate)(mdctx, sigs[i].p, sigs[i].len) == 1;
-    }
-    ok = ok && R(EVP_DigestFinal_ex)(mdctx, md, NULL) == 1;
+    /* Under the lock: the signatures are the store's objects'. */
+    ok = ok && trust_digest(sigs, used, algs, md);
     R(X509_STORE_unlock)(store);
-    R(EVP_MD_CTX_free)(mdctx);
     free(sigs);
     return ok;
 }

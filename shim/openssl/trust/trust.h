@@ -15,6 +15,16 @@ void trust_init(void);
 /* The store's objects' fingerprint and its lookup locations' digest (64
  * bytes); false when it cannot be told apart. */
 bool trust_fingerprint(X509_STORE *store, const struct algs *algs, unsigned char md[64]);
+/* A certificate's or CRL's signature, as a fingerprint reads it. */
+struct trust_sig {
+    const unsigned char *p;
+    size_t len;
+};
+/* SHA-256, in algs, over signatures in one order (by length, then bytes;
+ * each after its length in 4 bytes), sorting sigs: a store's fingerprint
+ * (trust_fingerprint), which a trust file's index (trustindex.c) must
+ * reproduce byte for byte. False on any failure. */
+bool trust_digest(struct trust_sig *sigs, size_t n, const struct algs *algs, unsigned char md[32]);
 /* The application changed a trust store. */
 void trust_changed(X509_STORE *store);
 /* The application gave a store a lookup location (a CA directory). */

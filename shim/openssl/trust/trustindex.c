@@ -15,6 +15,7 @@
 
 #include "algs.h"
 #include "fork.h"
+#include "trust.h"
 #include "trustindex.h"
 #include "util.h"
 
@@ -144,20 +145,6 @@ static bool find_blocks(const struct tcontent *c, struct tentry *e, size_t n)
     return ok && i == n;
 }
 
-struct sigref {
-    const unsigned char *p;
-    size_t len;
-};
-
-/* trust.c's order: by length, then bytes. */
-static int cmp_sigref(const void *a, const void *b)
-{
-    const struct sigref *x = a, *y = b;
-    if (x->len != y->len)
-        return x->len < y->len ? -1 : 1;
-    return memcmp(x->p, y->p, x->len);
-}
-
 /* X509_load_cert_crl_file_ex adds each X509_INFO's certificate, then its
  * CRL (crypto/x509/by_file.c of 3.0.19), whatever their order in the file;
  * the grouping is index_from's, below. */
@@ -187,7 +174,7 @@ static bool index_from(struct tcontent *c, const STACK_OF(X509_INFO) *inf)
     size_t n = (size_t)c->count;
     struct tentry *e = calloc(n, sizeof *e);
     void **objs = calloc(n, sizeof *objs);
-    struct sigref *sigs = calloc(n, sizeof *sigs);
+    struct trust_sig *sigs = calloc(n, sizeof *sigs);
     bool ok = e != NULL && objs != NULL && sigs != NULL && find_blocks(c, e, n);
     int info = 0, infos = R(OPENSSL_sk_num)((const OPENSSL_STACK *)inf);
     bool has_x = false, has_crl = false;
@@ -222,22 +209,10 @@ static bool index_from(struct tcontent *c, const STACK_OF(X509_INFO) *inf)
                             : R(X509_cmp)(objs[j], objs[i]) == 0);
         e[i].dup = dup;
         if (!dup)
-            sigs[nsig++] = (struct sigref){e[i].sig, siglen};
+            sigs[nsig++] = (struct trust_sig){e[i].sig, siglen};
     }
-    ok = ok && info + 1 == infos;
-    if (ok) {
-        qsort(sigs, nsig, sizeof *sigs, cmp_sigref);
-        EVP_MD_CTX *md = R(EVP_MD_CTX_new)();
-        const struct algs *a = algs_default();
-        ok = md != NULL && a != NULL && R(EVP_DigestInit_ex)(md, a->sha256, NULL) == 1;
-        for (size_t i = 0; ok && i < nsig; i++) {
-            uint32_t len = (uint32_t)sigs[i].len;
-            ok = R(EVP_DigestUpdate)(md, &len, sizeof len) == 1 &&
-                 R(EVP_DigestUpdate)(md, sigs[i].p, sigs[i].len) == 1;
-        }
-        ok = ok && R(EVP_DigestFinal_ex)(md, c->sighash, NULL) == 1;
-        R(EVP_MD_CTX_free)(md);
-    }
+    /* trust.c's fingerprint of a store holding just these objects. */
+    ok = ok && info + 1 == infos && trust_digest(sigs, nsig, algs_default(), c->sighash);
     if (!ok && e != NULL) {
         for (size_t i = 0; i < n; i++) {
             R(X509_NAME_free)(e[i].name);
