@@ -954,6 +954,28 @@ later() {
     done
 }
 
+# A name given as typed data with a size is checked as the string it points
+# to (gnutls_x509_trust_list_verify_crt2 reads it NUL-terminated): a client
+# that rewrites its name in place, the size left at 9, has "localhostx"
+# checked from then on, and every later connection is refused without the
+# shim; the verdicts kept for "localhost" (shim/gnutls/vmemo.c) answer none
+# of them.
+@test "verdicts kept: a name of typed data rewritten in place beyond its size (set_verify_cert2, DNS_HOSTNAME of size 9): every later connection refused, as without the shim" {
+    local i
+    start_psk
+    run timeout 60 "$ROOT/tests/bin/sizedname" "$PORT" "$CA" 10 6
+    assert_failure 1
+    assert_line "conn 5 handshake=ok resumed=0"
+    for i in 6 7 8 9; do assert_line "conn $i handshake=fail resumed=0"; done
+    run env LD_PRELOAD="$PRELOAD" timeout 60 "$ROOT/tests/bin/sizedname" "$PORT" "$CA" 10 6
+    assert_failure 1
+    assert_line "conn 5 handshake=ok resumed=1"
+    for i in 6 7 8 9; do assert_line "conn $i handshake=fail resumed=0"; done
+    # the server resumed the shim's run (its 11th to 20th connection)
+    # before the change
+    [ "$(grep "^conn=" "$SLOG" | tail -10 | grep -c "resumed=1")" -ge 4 ]
+}
+
 # short_chain DIR WHICH: root -> intermediate -> localhost, all made 23
 # hours ago, WHICH (root or int) for a day (it expires in an hour), the
 # others for days.
