@@ -3,8 +3,9 @@
  * size says (gnutls_x509_trust_list_verify_crt2), so a name buffer
  * rewritten in place, its size left as it was, is checked as it reads now.
  *
- * usage: sizedname PORT CAFILE N K
- * N connections to 127.0.0.1:PORT over one set of credentials trusting
+ * usage: sizedname PORT CAFILE N K 1.2|1.3
+ * N connections to 127.0.0.1:PORT in that TLS version, over one set of
+ * credentials trusting
  * CAFILE, each checked by gnutls_session_set_verify_cert2 with a
  * GNUTLS_DT_DNS_HOSTNAME of size 9 pointing at a buffer that holds
  * "localhost" before connection K and "localhostx" from it on.
@@ -19,7 +20,7 @@
 
 static char name[32] = "localhost";
 
-static int one(int port, gnutls_certificate_credentials_t cred, int i)
+static int one(int port, gnutls_certificate_credentials_t cred, const char *prio, int i)
 {
     gnutls_session_t s;
     gnutls_typed_vdata_st data = {GNUTLS_DT_DNS_HOSTNAME, (unsigned char *)name, 9};
@@ -28,7 +29,7 @@ static int one(int port, gnutls_certificate_credentials_t cred, int i)
     if (fd < 0)
         return -1;
     if (gnutls_init(&s, GNUTLS_CLIENT) == 0) {
-        gnutls_set_default_priority(s);
+        gnutls_priority_set_direct(s, prio, NULL);
         gnutls_credentials_set(s, GNUTLS_CRD_CERTIFICATE, cred);
         gnutls_session_set_verify_cert2(s, &data, 1, 0);
         gnutls_transport_set_int(s, fd);
@@ -55,10 +56,12 @@ static int one(int port, gnutls_certificate_credentials_t cred, int i)
 int main(int argc, char **argv)
 {
     gnutls_certificate_credentials_t cred;
-    if (argc != 5) {
-        fprintf(stderr, "usage: sizedname PORT CAFILE N K\n");
+    if (argc != 6) {
+        fprintf(stderr, "usage: sizedname PORT CAFILE N K 1.2|1.3\n");
         return 2;
     }
+    const char *prio = !strcmp(argv[5], "1.2") ? "NORMAL:-VERS-ALL:+VERS-TLS1.2"
+                                               : "NORMAL:-VERS-ALL:+VERS-TLS1.3";
     int port = atoi(argv[1]), n = atoi(argv[3]), k = atoi(argv[4]), failed = 0;
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (gnutls_certificate_allocate_credentials(&cred) != 0 ||
@@ -67,7 +70,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < n; i++) {
         if (i == k)
             strcpy(name, "localhostx");
-        failed += one(port, cred, i) != 0;
+        failed += one(port, cred, prio, i) != 0;
     }
     gnutls_certificate_free_credentials(cred);
     return failed != 0;
