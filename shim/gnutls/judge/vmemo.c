@@ -208,12 +208,21 @@ static bool key_of(struct buf *k, gnutls_session_t s, const gnutls_typed_vdata_s
     put_num(k, data != NULL ? elements : 0);
     for (unsigned i = 0; data != NULL && i < elements; i++) {
         put_num(k, data[i].type);
-        /* a name, an e-mail address or a purpose of size 0 is a string */
-        if (data[i].size == 0 && data[i].data != NULL)
+        put_num(k, data[i].size);
+        /* A name, an e-mail address or a purpose is read as the string it
+         * points to, whatever its size says (x509/verify-high.c,
+         * gnutls_x509_trust_list_verify_crt2: check_hostname2, check_email
+         * and the purpose take the pointer alone; the size only bounds the
+         * name looked up among named certificates; 3.7.9 and 3.8.9): a
+         * name of size 9 that reads "localhostx" is checked as
+         * "localhostx". Other data (an address) are their bytes. */
+        gnutls_vdata_types_t type = data[i].type;
+        if ((type == GNUTLS_DT_DNS_HOSTNAME || type == GNUTLS_DT_RFC822NAME ||
+             type == GNUTLS_DT_KEY_PURPOSE_OID) &&
+            data[i].data != NULL)
             put_bytes(k, data[i].data, strlen((const char *)data[i].data));
         else
             put_bytes(k, data[i].data, data[i].size);
-        put_num(k, data[i].size == 0);
     }
     put_num(k, n);
     for (unsigned i = 0; i < n; i++)

@@ -1,0 +1,77 @@
+/* A GnuTLS client whose check names the server by typed data with a size:
+ * GnuTLS checks the NUL-terminated string the data point to, whatever the
+ * size says (gnutls_x509_trust_list_verify_crt2), so a name buffer
+ * rewritten in place, its size left as it was, is checked as it reads now.
+ *
+ * usage: sizedname PORT CAFILE N K 1.2|1.3
+ * N connections to 127.0.0.1:PORT in that TLS version, over one set of
+ * credentials trusting
+ * CAFILE, each checked by gnutls_session_set_verify_cert2 with a
+ * GNUTLS_DT_DNS_HOSTNAME of size 9 pointing at a buffer that holds
+ * "localhost" before connection K and "localhostx" from it on.
+ * Prints "conn I handshake=ok|fail resumed=0|1" per connection. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "connect.h"
+
+#include <gnutls/gnutls.h>
+
+static char name[32] = "localhost";
+
+static int one(int port, gnutls_certificate_credentials_t cred, const char *prio, int i)
+{
+    gnutls_session_t s;
+    gnutls_typed_vdata_st data = {GNUTLS_DT_DNS_HOSTNAME, (unsigned char *)name, 9};
+    char reply[4096];
+    int fd = tcp(port), r = -1, resumed = 0;
+    if (fd < 0)
+        return -1;
+    if (gnutls_init(&s, GNUTLS_CLIENT) == 0) {
+        gnutls_priority_set_direct(s, prio, NULL);
+        gnutls_credentials_set(s, GNUTLS_CRD_CERTIFICATE, cred);
+        gnutls_session_set_verify_cert2(s, &data, 1, 0);
+        gnutls_transport_set_int(s, fd);
+        do
+            r = gnutls_handshake(s);
+        while (r < 0 && !gnutls_error_is_fatal(r));
+        if (r == 0) {
+            static const char get[] = "GET / HTTP/1.0\r\nHost: localhost\r\n\r\n";
+            ssize_t n;
+            gnutls_record_send(s, get, sizeof get - 1);
+            do
+                n = gnutls_record_recv(s, reply, sizeof reply);
+            while (n > 0 || n == GNUTLS_E_AGAIN || n == GNUTLS_E_INTERRUPTED);
+            resumed = gnutls_session_is_resumed(s);
+            gnutls_bye(s, GNUTLS_SHUT_WR);
+        }
+        gnutls_deinit(s);
+    }
+    close(fd);
+    printf("conn %d handshake=%s resumed=%d\n", i, r == 0 ? "ok" : "fail", resumed);
+    return r;
+}
+
+int main(int argc, char **argv)
+{
+    gnutls_certificate_credentials_t cred;
+    if (argc != 6) {
+        fprintf(stderr, "usage: sizedname PORT CAFILE N K 1.2|1.3\n");
+        return 2;
+    }
+    const char *prio = !strcmp(argv[5], "1.2") ? "NORMAL:-VERS-ALL:+VERS-TLS1.2"
+                                               : "NORMAL:-VERS-ALL:+VERS-TLS1.3";
+    int port = atoi(argv[1]), n = atoi(argv[3]), k = atoi(argv[4]), failed = 0;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (gnutls_certificate_allocate_credentials(&cred) != 0 ||
+        gnutls_certificate_set_x509_trust_file(cred, argv[2], GNUTLS_X509_FMT_PEM) <= 0)
+        return 2;
+    for (int i = 0; i < n; i++) {
+        if (i == k)
+            strcpy(name, "localhostx");
+        failed += one(port, cred, prio, i) != 0;
+    }
+    gnutls_certificate_free_credentials(cred);
+    return failed != 0;
+}
