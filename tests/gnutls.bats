@@ -960,21 +960,24 @@ later() {
 # checked from then on, and every later connection is refused without the
 # shim; the verdicts kept for "localhost" (shim/gnutls/vmemo.c) answer none
 # of them.
-@test "verdicts kept: a name of typed data rewritten in place beyond its size (set_verify_cert2, DNS_HOSTNAME of size 9): every later connection refused, as without the shim" {
+@test "verdicts kept: a name of typed data rewritten in place beyond its size (DNS_HOSTNAME of size 9, set_verify_cert2 or a verify function's own check): every later connection refused, as without the shim" {
     local i v d="$BATS_TEST_TMPDIR/certs"
     # made an hour ago: no certificate's notBefore falls in the second the
     # run begins, which would keep no verdict
     mkdir -p "$d"
     faketime '1 hour ago' bash -c "source '$ROOT/scripts/servers.sh' && make_certs '$d'"
     CERT="$d/server.pem" KEY="$d/server.key" start_psk
-    for v in 1.3 1.2; do
-        run timeout 60 "$ROOT/tests/bin/sizedname" "$PORT" "$d/ca.pem" 10 6 "$v"
+    # set_verify_cert2's data are in the session's key, so the session is
+    # no longer offered; a verify function's are not, and only the kept
+    # verdicts' key tells the names apart
+    for v in 1.3 1.2 "1.3 callback" "1.2 callback"; do
+        run timeout 60 "$ROOT/tests/bin/sizedname" "$PORT" "$d/ca.pem" 10 6 $v
         assert_failure 1
         assert_line "conn 5 handshake=ok resumed=0"
         for i in 6 7 8 9; do assert_line "conn $i handshake=fail resumed=0"; done
         : > "$SLOG"
         run env LD_PRELOAD="$PRELOAD" timeout 60 "$ROOT/tests/bin/sizedname" "$PORT" "$d/ca.pem" \
-            10 6 "$v"
+            10 6 $v
         assert_failure 1
         assert_line "conn 5 handshake=ok resumed=1"
         for i in 6 7 8 9; do assert_line "conn $i handshake=fail resumed=0"; done

@@ -37,8 +37,10 @@
 #include "verdict.h"
 
 /* The typed data of set_verify_cert2, as GnuTLS reads it: a name, an
- * email address or a key purpose of size 0 is a NUL-terminated string
- * (set_verify_cert itself passes its host name so). */
+ * email address or a key purpose is the NUL-terminated string at its
+ * pointer, whatever its size says (the size only bounds a lookup among a
+ * trust list's named certificates, so it is kept too: vmemo.c cites the
+ * code, GnuTLS 3.7.9 and 3.8.9); other data are their size's bytes. */
 static void put_verify(struct key *k, const struct gsettings *set)
 {
     key_put_num(k, 'v', set->verify_flags);
@@ -52,9 +54,10 @@ static void put_verify(struct key *k, const struct gsettings *set)
         bool text = d->type == GNUTLS_DT_DNS_HOSTNAME || d->type == GNUTLS_DT_RFC822NAME ||
                     d->type == GNUTLS_DT_KEY_PURPOSE_OID;
         key_put_num(k, 't', d->type);
-        if (text && d->size == 0)
+        if (text) {
+            key_put_num(k, 'z', d->size);
             key_put_str(k, 'V', d->data != NULL ? (const char *)d->data : "");
-        else if (d->data != NULL)
+        } else if (d->data != NULL)
             key_put(k, 'V', d->data, d->size);
     }
 }
