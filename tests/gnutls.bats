@@ -905,23 +905,8 @@ later() {
 
 @test "an intermediate CA that expires before the server's certificate: no session outlives it (faketime)" {
     local d="$BATS_TEST_TMPDIR/chain"
-    mkdir -p "$d"
-    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 10 \
-        -subj /CN=root -keyout "$d/root.key" -out "$d/root.pem" 2> /dev/null
-    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=intermediate \
-        -keyout "$d/int.key" -out "$d/int.csr" 2> /dev/null
-    printf 'basicConstraints=critical,CA:true\nkeyUsage=critical,keyCertSign,cRLSign\n' > "$d/int.ext"
-    # made 23 hours ago for a day: it expires in an hour
-    faketime '23 hours ago' openssl x509 -req -in "$d/int.csr" -CA "$d/root.pem" \
-        -CAkey "$d/root.key" -CAcreateserial -days 1 -extfile "$d/int.ext" -out "$d/int.pem" \
-        2> /dev/null
-    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=localhost \
-        -keyout "$d/leaf.key" -out "$d/leaf.csr" 2> /dev/null
-    printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' > "$d/leaf.ext"
-    faketime '23 hours ago' openssl x509 -req -in "$d/leaf.csr" -CA "$d/int.pem" \
-        -CAkey "$d/int.key" -CAcreateserial -days 3 -extfile "$d/leaf.ext" -out "$d/leaf.pem" \
-        2> /dev/null
-    cat "$d/leaf.pem" "$d/int.pem" > "$d/chain.pem"
+    # the intermediate expires in an hour
+    short_chain "$d" int
     CERT="$d/chain.pem" KEY="$d/leaf.key" start_psk --lifetime 86400
     later --cafile "$d/root.pem"
 }

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "connect.h"
+#include "gnutlsget.h"
 
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
@@ -63,7 +64,7 @@ static int one(int port, const char *mode, const char *ca, const char *name, int
     gnutls_certificate_credentials_t cred;
     gnutls_session_t s;
     gnutls_typed_vdata_st data;
-    char buf[256], reply[4096];
+    char buf[256];
     int fd = tcp(port), r = -1, resumed = 0;
     if (fd < 0 || gnutls_certificate_allocate_credentials(&cred) != 0)
         return -1;
@@ -74,19 +75,7 @@ static int one(int port, const char *mode, const char *ca, const char *name, int
         gnutls_server_name_set(s, GNUTLS_NAME_DNS, "localhost", 9);
         check(s, mode, name, buf, sizeof buf, &data);
         gnutls_transport_set_int(s, fd);
-        do
-            r = gnutls_handshake(s);
-        while (r < 0 && !gnutls_error_is_fatal(r));
-        if (r == 0) {
-            static const char get[] = "GET / HTTP/1.0\r\nHost: localhost\r\n\r\n";
-            ssize_t n;
-            gnutls_record_send(s, get, sizeof get - 1);
-            do
-                n = gnutls_record_recv(s, reply, sizeof reply);
-            while (n > 0 || n == GNUTLS_E_AGAIN || n == GNUTLS_E_INTERRUPTED);
-            resumed = gnutls_session_is_resumed(s);
-            gnutls_bye(s, GNUTLS_SHUT_WR);
-        }
+        r = gnutls_get(s, &resumed);
         gnutls_deinit(s);
     }
     close(fd);
