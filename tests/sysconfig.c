@@ -4,18 +4,22 @@
  * string with a keyword (@NAME) is initialised, whatever the environment
  * says by then.
  *
- * usage: sysconfig PORT CAFILE N K 1.2|1.3 CFG
+ * usage: sysconfig PORT CAFILE N K 1.2|1.3 CFG [reinit]
  * N connections to 127.0.0.1:PORT in that TLS version, over one set of
  * credentials trusting CAFILE, each with its own priority string (no
  * keyword) and gnutls_session_set_verify_cert(s, "localhost", 0). Before
  * connection K it writes CFG (a keyword EXTRA, and the ULTRA verification
  * profile as the minimum), removes GNUTLS_SYSTEM_PRIORITY_FILE from its
  * environment and initialises the priority "@EXTRA", which makes GnuTLS
- * read CFG. Prints "conn I handshake=ok|fail resumed=0|1" per
- * connection. */
+ * read CFG. With reinit, CFG instead marks ECDSA-SHA256 insecure for
+ * certificates, and the program ends GnuTLS (gnutls_global_deinit) and
+ * starts it again (gnutls_global_init, which loads CFG and applies it),
+ * then removes CFG (GnuTLS keeps what it applied). Prints
+ * "conn I handshake=ok|fail resumed=0|1" per connection. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "connect.h"
 
@@ -53,14 +57,31 @@ static int one(int port, gnutls_certificate_credentials_t cred, const char *prio
     return r;
 }
 
-/* The configuration at path, and a priority that makes GnuTLS read it. */
-static int reconfigure(const char *path)
+static int put(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
     if (f == NULL)
         return -1;
-    fputs("[priorities]\nEXTRA = NORMAL\n[overrides]\nmin-verification-profile = ultra\n", f);
-    if (fclose(f) != 0)
+    fputs(text, f);
+    return fclose(f);
+}
+
+/* GnuTLS started again over a configuration at path, gone after. */
+static int restart(const char *path)
+{
+    if (put(path, "[overrides]\ninsecure-sig-for-cert = ECDSA-SHA256\n") != 0)
+        return -1;
+    gnutls_global_deinit();
+    int r = gnutls_global_init();
+    unlink(path);
+    printf("restarted %s\n", r == 0 ? "ok" : "fail");
+    return r;
+}
+
+/* The configuration at path, and a priority that makes GnuTLS read it. */
+static int reconfigure(const char *path)
+{
+    if (put(path, "[priorities]\nEXTRA = NORMAL\n[overrides]\nmin-verification-profile = ultra\n") != 0)
         return -1;
     unsetenv("GNUTLS_SYSTEM_PRIORITY_FILE");
     gnutls_priority_t p;
@@ -74,8 +95,8 @@ static int reconfigure(const char *path)
 int main(int argc, char **argv)
 {
     gnutls_certificate_credentials_t cred;
-    if (argc != 7) {
-        fprintf(stderr, "usage: sysconfig PORT CAFILE N K 1.2|1.3 CFG\n");
+    if (argc != 7 && !(argc == 8 && !strcmp(argv[7], "reinit"))) {
+        fprintf(stderr, "usage: sysconfig PORT CAFILE N K 1.2|1.3 CFG [reinit]\n");
         return 2;
     }
     const char *prio = !strcmp(argv[5], "1.2") ? "NORMAL:-VERS-ALL:+VERS-TLS1.2"
@@ -86,7 +107,7 @@ int main(int argc, char **argv)
         gnutls_certificate_set_x509_trust_file(cred, argv[2], GNUTLS_X509_FMT_PEM) <= 0)
         return 2;
     for (int i = 0; i < n; i++) {
-        if (i == k && reconfigure(argv[6]) != 0)
+        if (i == k && (argc == 8 ? restart(argv[6]) : reconfigure(argv[6])) != 0)
             return 2;
         failed += one(port, cred, prio, i) != 0;
     }

@@ -33,7 +33,8 @@
  * - OCSP: a chain with a stapled response, or a certificate that demands
  *   one (TLS feature extension), keeps nothing;
  * - the system configuration: only while the file is absent, as seen
- *   around every priority initialisation and at the first judgment;
+ *   around every priority initialisation and every gnutls_global_init
+ *   (both load it) and at the first judgment;
  * - the clock: only passes are kept, each with the open interval of time
  *   around the verification in which no notBefore or notAfter of the chain
  *   or of any certificate of the trust list falls: without CRLs and OCSP
