@@ -70,6 +70,7 @@ TESTBIN := \
     tests/bin/trustload \
     tests/bin/gnutrust \
     tests/bin/sizedname \
+    tests/bin/sysconfig \
     tests/bin/certcbclient \
     tests/bin/srpclient \
     tests/bin/serialclient \
@@ -182,7 +183,7 @@ tests/bin/%: tests/%.c | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lssl -lcrypto -lpthread
 
 # The GnuTLS test client: a program of the second backend.
-tests/bin/gnutlsclient tests/bin/verifyedge tests/bin/gnutrust tests/bin/corkclient tests/bin/sizedname: tests/bin/%: tests/%.c | tests/bin
+tests/bin/gnutlsclient tests/bin/verifyedge tests/bin/gnutrust tests/bin/corkclient tests/bin/sizedname tests/bin/sysconfig: tests/bin/%: tests/%.c | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lgnutls -lpthread
 
 # Nettle loaded into a local scope: dlopen only, no link to it.

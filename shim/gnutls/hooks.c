@@ -231,6 +231,22 @@ EXPORT int gnutls_priority_init2(gnutls_priority_t *priority, const char *priori
     return r;
 }
 
+/* An initialisation that starts GnuTLS again (the program ended every one
+ * before, or none was implicit) loads the system configuration outside
+ * any priority's (lib/global.c, _gnutls_global_init: the file's overrides,
+ * insecure signatures and hashes among them, applied to GnuTLS's tables at
+ * once; 3.7.9 and 3.8.9), and GnuTLS keeps them should the file go. */
+EXPORT int gnutls_global_init(void)
+{
+    REAL_OR(gnutls_global_init, GNUTLS_E_INTERNAL_ERROR);
+    bool on = gshim_active();
+    bool absent = on && vmemo_config_absent();
+    int r = real_();
+    if (on)
+        vmemo_config_read(absent);
+    return r;
+}
+
 EXPORT void gnutls_priority_deinit(gnutls_priority_t priority)
 {
     REAL_OR_VOID(gnutls_priority_deinit);

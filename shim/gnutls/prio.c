@@ -86,7 +86,8 @@ static bool same_file(const struct stat *a, const struct stat *b)
 
 bool prio_system(unsigned char out[32])
 {
-    const char *path = secure_getenv("GNUTLS_SYSTEM_PRIORITY_FILE");
+    /* the path GnuTLS took when it was loaded (vmemo.c) */
+    const char *path = G(gnutls_get_system_config_file)();
     if (path == NULL)
         path = "/etc/gnutls/config";
     int saved = errno;

@@ -10,7 +10,8 @@ void prio_gone(const void *prio);
 /* A malloc'd copy of the cache's string; NULL when unknown. */
 char *prio_text(const void *prio);
 
-/* A digest of GnuTLS's system configuration (GNUTLS_SYSTEM_PRIORITY_FILE,
+/* A digest of GnuTLS's system configuration (the file it reads:
+ * GNUTLS_SYSTEM_PRIORITY_FILE as it was when GnuTLS was loaded,
  * else /etc/gnutls/config) as it is now, its absence included; false when
  * it cannot be read. */
 bool prio_system(unsigned char out[32]);

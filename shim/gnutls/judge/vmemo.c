@@ -33,7 +33,8 @@
  * - OCSP: a chain with a stapled response, or a certificate that demands
  *   one (TLS feature extension), keeps nothing;
  * - the system configuration: only while the file is absent, as seen
- *   around every priority initialisation and at the first judgment;
+ *   around every priority initialisation and every gnutls_global_init
+ *   (both load it) and at the first judgment;
  * - the clock: only passes are kept, each with the open interval of time
  *   around the verification in which no notBefore or notAfter of the chain
  *   or of any certificate of the trust list falls: without CRLs and OCSP
@@ -84,9 +85,18 @@ void vmemo_off(void)
     __atomic_store_n(&off, true, __ATOMIC_RELEASE);
 }
 
+/* The path GnuTLS reads, as GnuTLS holds it: it takes
+ * GNUTLS_SYSTEM_PRIORITY_FILE once, when it is loaded, and keeps the
+ * pointer (lib/priority.c, _gnutls_prepare_to_load_system_priorities;
+ * gnutls_get_system_config_file answers it; 3.7.9 and 3.8.9): the
+ * environment read now may name another file or none once the program
+ * changed it (a configuration written to the first path and unsetenv
+ * then made GnuTLS 3.7.9 refuse every later connection under its
+ * min-verification-profile while the file the shim looked for stayed
+ * absent). */
 static const char *config_path(void)
 {
-    const char *p = secure_getenv("GNUTLS_SYSTEM_PRIORITY_FILE");
+    const char *p = G(gnutls_get_system_config_file)();
     return p != NULL ? p : "/etc/gnutls/config";
 }
 

@@ -21,8 +21,8 @@ int vmemo_verify_peers(__typeof__(gnutls_certificate_verify_peers) *real, gnutls
 /* The program set what the verification reads and the memo cannot key (a
  * clock, a printer of the path): nothing is kept or answered again. */
 void vmemo_off(void);
-/* Around a priority initialisation (GnuTLS reads its system configuration
- * again there): whether the file is absent now, and after the call. */
+/* Around a priority initialisation or gnutls_global_init (GnuTLS reads its
+ * system configuration again there): whether the file is absent now, and after the call. */
 bool vmemo_config_absent(void);
 void vmemo_config_read(bool absent_before);
 
