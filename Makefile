@@ -193,7 +193,7 @@ tests/bin/localnettle: tests/localnettle.c | tests/bin
 tests/bin/dualclient tests/bin/verifyedge tests/bin/srpclient tests/bin/nodelayclient \
     tests/bin/halfslot tests/bin/policyclient: tests/connect.h
 tests/bin/certcbclient tests/bin/srpclient tests/bin/halfslot tests/bin/policyclient: tests/sslget.h
-tests/bin/sizedname tests/bin/verifyedge: tests/gnutlsget.h tests/connect.h
+tests/bin/sizedname tests/bin/verifyedge tests/bin/sysconfig: tests/gnutlsget.h tests/connect.h
 
 # A client-certificate ENGINE, loaded by path (tests/policyclient.c).
 tests/bin/ccengine.so: tests/ccengine.c | tests/bin

@@ -971,32 +971,40 @@ later() {
     done
 }
 
-# GnuTLS reads the system configuration from the path it took when it was
-# loaded (GNUTLS_SYSTEM_PRIORITY_FILE then), whatever the environment says
-# later: a client that writes a configuration there (the ULTRA profile as
-# the minimum), removes the variable and initialises a priority "@EXTRA"
-# has every later connection refused without the shim; the verdicts kept
-# before (shim/gnutls/vmemo.c) answer none of them.
-@test "verdicts kept: the system configuration written at the path GnuTLS took at load, the variable then removed: every later connection refused, as without the shim" {
-    local i v shim d="$BATS_TEST_TMPDIR/certs"
+# sysconfig_refused MODE LINE: tests/bin/sysconfig (MODE: "" or reinit)
+# in TLS 1.3 and 1.2, without and with the shim, its system configuration
+# at a path of the test's: the change before connection 6 (LINE says it
+# happened) refuses connections 6 to 9 either way; the shim resumed the
+# five before it.
+sysconfig_refused() {
+    local i v shim d="$BATS_TEST_TMPDIR/certs" cfg="$BATS_TEST_TMPDIR/sys.cfg"
     mkdir -p "$d"
     faketime '1 hour ago' bash -c "source '$ROOT/scripts/servers.sh' && make_certs '$d'"
     CERT="$d/server.pem" KEY="$d/server.key" start_psk
     for v in 1.3 1.2; do
         for shim in "" "$PRELOAD"; do
-            rm -f "$BATS_TEST_TMPDIR/sys.cfg"
+            rm -f "$cfg"
             : > "$SLOG"
-            run env LD_PRELOAD="$shim" GNUTLS_SYSTEM_PRIORITY_FILE="$BATS_TEST_TMPDIR/sys.cfg" \
-                timeout 60 "$ROOT/tests/bin/sysconfig" "$PORT" "$d/ca.pem" 10 6 "$v" \
-                "$BATS_TEST_TMPDIR/sys.cfg"
+            run env LD_PRELOAD="$shim" GNUTLS_SYSTEM_PRIORITY_FILE="$cfg" \
+                timeout 60 "$ROOT/tests/bin/sysconfig" "$PORT" "$d/ca.pem" 10 6 "$v" "$cfg" $1
             assert_failure 1
-            assert_line "@EXTRA resolved"
+            assert_line "$2"
             assert_line "conn 5 handshake=ok resumed=$([ -n "$shim" ] && echo 1 || echo 0)"
             for i in 6 7 8 9; do assert_line "conn $i handshake=fail resumed=0"; done
         done
         # the server resumed the shim's connections before the change
         [ "$(grep "^conn=" "$SLOG" | grep -c "resumed=1")" -ge 4 ]
     done
+}
+
+# GnuTLS reads the system configuration from the path it took when it was
+# loaded (GNUTLS_SYSTEM_PRIORITY_FILE then), whatever the environment says
+# later: a client that writes a configuration there (the ULTRA profile as
+# the minimum), removes the variable and initialises a priority "@EXTRA"
+# has every later connection refused without the shim; the verdicts kept
+# before (shim/gnutls/judge/vmemo.c) answer none of them.
+@test "verdicts kept: the system configuration written at the path GnuTLS took at load, the variable then removed: every later connection refused, as without the shim" {
+    sysconfig_refused "" "@EXTRA resolved"
 }
 
 # GnuTLS started again (gnutls_global_deinit, then gnutls_global_init)
@@ -1006,25 +1014,8 @@ later() {
 # connection is refused without the shim; the verdicts kept before answer
 # none of them.
 @test "verdicts kept: GnuTLS started again over a system configuration that marks the chain's signature insecure, the file removed after: every later connection refused, as without the shim" {
-    local i v shim d="$BATS_TEST_TMPDIR/certs"
-    mkdir -p "$d"
-    faketime '1 hour ago' bash -c "source '$ROOT/scripts/servers.sh' && make_certs '$d'"
-    CERT="$d/server.pem" KEY="$d/server.key" start_psk
-    for v in 1.3 1.2; do
-        for shim in "" "$PRELOAD"; do
-            : > "$SLOG"
-            run env LD_PRELOAD="$shim" GNUTLS_SYSTEM_PRIORITY_FILE="$BATS_TEST_TMPDIR/sys.cfg" \
-                timeout 60 "$ROOT/tests/bin/sysconfig" "$PORT" "$d/ca.pem" 10 6 "$v" \
-                "$BATS_TEST_TMPDIR/sys.cfg" reinit
-            assert_failure 1
-            assert_line "restarted ok"
-            [ ! -e "$BATS_TEST_TMPDIR/sys.cfg" ]
-            assert_line "conn 5 handshake=ok resumed=$([ -n "$shim" ] && echo 1 || echo 0)"
-            for i in 6 7 8 9; do assert_line "conn $i handshake=fail resumed=0"; done
-        done
-        # the server resumed the shim's connections before the change
-        [ "$(grep "^conn=" "$SLOG" | grep -c "resumed=1")" -ge 4 ]
-    done
+    sysconfig_refused reinit "restarted ok"
+    [ ! -e "$BATS_TEST_TMPDIR/sys.cfg" ]
 }
 
 # short_chain DIR WHICH: root -> intermediate -> localhost, all made 23

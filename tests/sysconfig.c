@@ -22,13 +22,13 @@
 #include <unistd.h>
 
 #include "connect.h"
+#include "gnutlsget.h"
 
 #include <gnutls/gnutls.h>
 
 static int one(int port, gnutls_certificate_credentials_t cred, const char *prio, int i)
 {
     gnutls_session_t s;
-    char reply[4096];
     int fd = tcp(port), r = -1, resumed = 0;
     if (fd < 0)
         return -1;
@@ -37,19 +37,7 @@ static int one(int port, gnutls_certificate_credentials_t cred, const char *prio
         gnutls_credentials_set(s, GNUTLS_CRD_CERTIFICATE, cred);
         gnutls_session_set_verify_cert(s, "localhost", 0);
         gnutls_transport_set_int(s, fd);
-        do
-            r = gnutls_handshake(s);
-        while (r < 0 && !gnutls_error_is_fatal(r));
-        if (r == 0) {
-            static const char get[] = "GET / HTTP/1.0\r\nHost: localhost\r\n\r\n";
-            ssize_t n;
-            gnutls_record_send(s, get, sizeof get - 1);
-            do
-                n = gnutls_record_recv(s, reply, sizeof reply);
-            while (n > 0 || n == GNUTLS_E_AGAIN || n == GNUTLS_E_INTERRUPTED);
-            resumed = gnutls_session_is_resumed(s);
-            gnutls_bye(s, GNUTLS_SHUT_WR);
-        }
+        r = gnutls_get(s, &resumed);
         gnutls_deinit(s);
     }
     close(fd);
