@@ -1,7 +1,7 @@
 /* The memo of successful checks (memo.h). A lookup compares a short hash
  * first and the whole key after, so a hit is exact, not probable. */
 #include <pthread.h>
-#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fork.h"
@@ -10,18 +10,33 @@
 struct slot {
     uint64_t hash;
     size_t len; /* 0: empty */
-    unsigned char key[MEMO_KEY_MAX];
+    unsigned char *key;
+    time_t lo, hi;
 };
 
-static struct slot slots[MEMO_SLOTS];
-static unsigned next; /* the slot the next entry takes: the oldest */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct book {
+    pthread_mutex_t lock;
+    struct slot slots[MEMO_SLOTS];
+    unsigned next; /* the slot the next entry takes: the oldest */
+    uint64_t noted[MEMO_SLOTS];
+    unsigned next_noted;
+} books[MEMO_BOOKS];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static bool usable;
 
 static void init(void)
 {
-    usable = fork_guard(&lock);
+    usable = true;
+    for (unsigned i = 0; i < MEMO_BOOKS; i++)
+        usable &= pthread_mutex_init(&books[i].lock, NULL) == 0 && fork_guard(&books[i].lock);
+}
+
+static struct book *book(enum memo_book b, size_t len)
+{
+    if (len == 0 || len > MEMO_KEY_MAX || (unsigned)b >= MEMO_BOOKS)
+        return NULL;
+    pthread_once(&once, init);
+    return usable ? &books[b] : NULL;
 }
 
 static uint64_t fnv(const unsigned char *p, size_t n)
@@ -32,34 +47,53 @@ static uint64_t fnv(const unsigned char *p, size_t n)
     return h;
 }
 
-bool memo_known(const void *key, size_t len)
+bool memo_known(enum memo_book b, const void *key, size_t len, time_t now)
 {
-    if (len == 0 || len > MEMO_KEY_MAX)
-        return false;
-    pthread_once(&once, init);
-    if (!usable)
+    struct book *bk = book(b, len);
+    if (bk == NULL)
         return false;
     uint64_t h = fnv(key, len);
     bool hit = false;
-    pthread_mutex_lock(&lock);
-    for (unsigned i = 0; i < MEMO_SLOTS && !hit; i++)
-        hit = slots[i].len == len && slots[i].hash == h && memcmp(slots[i].key, key, len) == 0;
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_lock(&bk->lock);
+    for (unsigned i = 0; i < MEMO_SLOTS && !hit; i++) {
+        const struct slot *s = &bk->slots[i];
+        hit = s->len == len && s->hash == h && s->lo < now && now < s->hi &&
+              memcmp(s->key, key, len) == 0;
+    }
+    pthread_mutex_unlock(&bk->lock);
     return hit;
 }
 
-void memo_keep(const void *key, size_t len)
+void memo_keep(enum memo_book b, const void *key, size_t len, time_t lo, time_t hi)
 {
-    if (len == 0 || len > MEMO_KEY_MAX)
+    struct book *bk = book(b, len);
+    unsigned char *copy = bk != NULL ? malloc(len) : NULL;
+    if (copy == NULL)
         return;
-    pthread_once(&once, init);
-    if (!usable)
-        return;
-    pthread_mutex_lock(&lock);
-    struct slot *s = &slots[next];
-    next = (next + 1) % MEMO_SLOTS;
-    s->hash = fnv(key, len);
-    s->len = len;
-    memcpy(s->key, key, len);
-    pthread_mutex_unlock(&lock);
+    memcpy(copy, key, len);
+    pthread_mutex_lock(&bk->lock);
+    struct slot *s = &bk->slots[bk->next];
+    bk->next = (bk->next + 1) % MEMO_SLOTS;
+    unsigned char *old = s->key;
+    *s = (struct slot){fnv(key, len), len, copy, lo, hi};
+    pthread_mutex_unlock(&bk->lock);
+    free(old);
+}
+
+bool memo_again(enum memo_book b, const void *key, size_t len)
+{
+    struct book *bk = book(b, len);
+    if (bk == NULL)
+        return false;
+    uint64_t h = fnv(key, len);
+    bool again = false;
+    pthread_mutex_lock(&bk->lock);
+    for (unsigned i = 0; i < MEMO_SLOTS && !again; i++)
+        again = bk->noted[i] == h;
+    if (!again) {
+        bk->noted[bk->next_noted] = h;
+        bk->next_noted = (bk->next_noted + 1) % MEMO_SLOTS;
+    }
+    pthread_mutex_unlock(&bk->lock);
+    return again;
 }

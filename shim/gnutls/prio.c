@@ -84,12 +84,23 @@ static bool same_file(const struct stat *a, const struct stat *b)
            a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
 }
 
+/* GnuTLS takes GNUTLS_SYSTEM_PRIORITY_FILE once, when it is loaded, and
+ * keeps the pointer (lib/priority.c, _gnutls_prepare_to_load_system_priorities;
+ * gnutls_get_system_config_file answers it; 3.7.9 and 3.8.9): the
+ * environment read now may name another file or none once the program
+ * changed it (a configuration written to the first path and unsetenv
+ * then made GnuTLS 3.7.9 refuse every later connection under its
+ * min-verification-profile while a file looked for by the environment
+ * stayed absent). */
+const char *prio_config_path(void)
+{
+    const char *path = G(gnutls_get_system_config_file)();
+    return path != NULL ? path : "/etc/gnutls/config";
+}
+
 bool prio_system(unsigned char out[32])
 {
-    /* the path GnuTLS took when it was loaded (vmemo.c) */
-    const char *path = G(gnutls_get_system_config_file)();
-    if (path == NULL)
-        path = "/etc/gnutls/config";
+    const char *path = prio_config_path();
     int saved = errno;
     struct stat st;
     bool ok = true;

@@ -10,10 +10,12 @@ void prio_gone(const void *prio);
 /* A malloc'd copy of the cache's string; NULL when unknown. */
 char *prio_text(const void *prio);
 
-/* A digest of GnuTLS's system configuration (the file it reads:
- * GNUTLS_SYSTEM_PRIORITY_FILE as it was when GnuTLS was loaded,
- * else /etc/gnutls/config) as it is now, its absence included; false when
- * it cannot be read. */
+/* The file GnuTLS reads its system configuration from:
+ * GNUTLS_SYSTEM_PRIORITY_FILE as it was when GnuTLS was loaded, else
+ * /etc/gnutls/config. */
+const char *prio_config_path(void);
+/* A digest of that configuration as it is now, its absence included;
+ * false when it cannot be read. */
 bool prio_system(unsigned char out[32]);
 
 #endif

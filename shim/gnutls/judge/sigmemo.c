@@ -41,10 +41,10 @@ typedef int ecdsa_verify_fn(const struct ecc_point *, size_t, const uint8_t *,
                             const struct dsa_signature *);
 typedef unsigned ecc_size_fn(const struct ecc_curve *);
 
-
+/* A key, on the stack of every check (its size: see above). */
 struct key {
     size_t len;
-    unsigned char b[MEMO_KEY_MAX];
+    unsigned char b[1280];
 };
 
 static bool put(struct key *k, const void *p, size_t n)
@@ -206,12 +206,12 @@ static inline __attribute__((always_inline)) int verify(struct real *real, bool 
     } else {
         memo = memo_on() && rsa_key_of(&k, real->name, pub, param, data, dlen, sig);
     }
-    if (memo && memo_known(k.b, k.len))
+    if (memo && memo_known(MEMO_SIGNATURES, k.b, k.len, 0))
         return 1;
     int r = ecdsa ? ((ecdsa_verify_fn *)f)(pub, param, data, sig)
                   : ((rsa_verify_fn *)f)(pub, param, data, sig);
     if (memo && r == 1)
-        memo_keep(k.b, k.len);
+        memo_keep(MEMO_SIGNATURES, k.b, k.len, MEMO_EVER_LO, MEMO_EVER_HI);
     return r;
 }
 

@@ -43,8 +43,9 @@
  *   comparison, and the verdict, is the same; a verdict is answered again
  *   only inside its interval;
  * - a clock function or a path printer of the program's: nothing kept.
- * A verdict is kept the second time the same key passes, so a process
- * that judges once does not pay for reading the trust list's times. */
+ * A verdict is kept the second time the same key passes (memo_again), so
+ * a process that judges once does not pay for reading the trust list's
+ * times; the verdicts are core/memo.c's book MEMO_VERDICTS. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -54,26 +55,13 @@
 #include <time.h>
 
 #include "cred/cred.h"
-#include "fork.h"
+#include "memo.h"
+#include "prio.h"
 #include "verified.h"
 #include "vmemo.h"
 
-#define SLOTS 16
-
-struct entry {
-    uint64_t hash;
-    size_t len; /* 0: empty */
-    unsigned char *key;
-    time_t lo, hi; /* kept for lo < now < hi */
-};
-
-static struct entry memo[SLOTS];
-static uint64_t seen[SLOTS]; /* keys that passed once, by hash */
-static unsigned next, seen_next;
 static bool off;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static bool usable;
 
 static _Thread_local struct {
     gnutls_session_t s;
@@ -85,26 +73,14 @@ void vmemo_off(void)
     __atomic_store_n(&off, true, __ATOMIC_RELEASE);
 }
 
-/* The path GnuTLS reads, as GnuTLS holds it: it takes
- * GNUTLS_SYSTEM_PRIORITY_FILE once, when it is loaded, and keeps the
- * pointer (lib/priority.c, _gnutls_prepare_to_load_system_priorities;
- * gnutls_get_system_config_file answers it; 3.7.9 and 3.8.9): the
- * environment read now may name another file or none once the program
- * changed it (a configuration written to the first path and unsetenv
- * then made GnuTLS 3.7.9 refuse every later connection under its
- * min-verification-profile while the file the shim looked for stayed
- * absent). */
-static const char *config_path(void)
-{
-    const char *p = G(gnutls_get_system_config_file)();
-    return p != NULL ? p : "/etc/gnutls/config";
-}
-
+/* Once off, the memo stays off: the file need not be looked at again. */
 bool vmemo_config_absent(void)
 {
+    if (__atomic_load_n(&off, __ATOMIC_ACQUIRE))
+        return false;
     int saved = errno;
     struct stat st;
-    bool absent = stat(config_path(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR);
+    bool absent = stat(prio_config_path(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR);
     errno = saved;
     return absent;
 }
@@ -120,7 +96,6 @@ void vmemo_config_read(bool absent_before)
  * judgment. */
 static void init(void)
 {
-    usable = fork_guard(&lock);
     if (!vmemo_config_absent())
         vmemo_off();
 }
@@ -240,56 +215,6 @@ static bool key_of(struct buf *k, gnutls_session_t s, const gnutls_typed_vdata_s
     return !k->bad;
 }
 
-static uint64_t fnv(const unsigned char *p, size_t n)
-{
-    uint64_t h = 0xcbf29ce484222325u;
-    while (n-- > 0)
-        h = (h ^ *p++) * 0x100000001b3u;
-    return h;
-}
-
-static bool known(const struct buf *k, uint64_t h, time_t now)
-{
-    bool hit = false;
-    pthread_mutex_lock(&lock);
-    for (unsigned i = 0; i < SLOTS && !hit; i++) {
-        const struct entry *e = &memo[i];
-        hit = e->len == k->len && e->hash == h && e->lo < now && now < e->hi &&
-              memcmp(e->key, k->p, k->len) == 0;
-    }
-    pthread_mutex_unlock(&lock);
-    return hit;
-}
-
-/* A second pass of the same key (the first only noted). */
-static bool second(uint64_t h)
-{
-    bool again = false;
-    pthread_mutex_lock(&lock);
-    for (unsigned i = 0; i < SLOTS && !again; i++)
-        again = seen[i] == h;
-    if (!again) {
-        seen[seen_next] = h;
-        seen_next = (seen_next + 1) % SLOTS;
-    }
-    pthread_mutex_unlock(&lock);
-    return again;
-}
-
-static void keep(struct buf *k, uint64_t h, time_t lo, time_t hi)
-{
-    pthread_mutex_lock(&lock);
-    struct entry *e = &memo[next];
-    next = (next + 1) % SLOTS;
-    free(e->key);
-    e->key = k->p;
-    e->len = k->len;
-    e->hash = h;
-    e->lo = lo, e->hi = hi;
-    pthread_mutex_unlock(&lock);
-    k->p = NULL;
-}
-
 /* The interval [t0, t1] the verification ran in, widened to the open
  * interval (lo, hi) between the nearest boundaries of crt's validity;
  * false: a boundary inside [t0, t1], or no times to read. */
@@ -364,7 +289,7 @@ int vmemo_verify_peers(__typeof__(gnutls_certificate_verify_peers) *real, gnutls
                        gnutls_typed_vdata_st *data, unsigned elements, unsigned *status)
 {
     pthread_once(&once, init);
-    if (!usable || status == NULL || __atomic_load_n(&off, __ATOMIC_ACQUIRE) ||
+    if (status == NULL || __atomic_load_n(&off, __ATOMIC_ACQUIRE) ||
         !feature_on(FEATURE_GNUTLS_VMEMO))
         return real(s, data, elements, status);
     struct buf k = {0};
@@ -374,23 +299,22 @@ int vmemo_verify_peers(__typeof__(gnutls_certificate_verify_peers) *real, gnutls
         free(k.p);
         return real(s, data, elements, status);
     }
-    uint64_t h = fnv(k.p, k.len);
     struct window w = {time(NULL), 0, 0, 0};
-    if (known(&k, h, w.t0)) {
+    if (memo_known(MEMO_VERDICTS, k.p, k.len, w.t0)) {
         free(k.p);
         *status = 0;
         return 0;
     }
     int r = real(s, data, elements, status);
     w.t1 = time(NULL);
-    w.lo = (time_t)INT64_MIN;
-    w.hi = (time_t)INT64_MAX;
+    w.lo = MEMO_EVER_LO;
+    w.hi = MEMO_EVER_HI;
     /* Kept: a pass, under trust that did not change meanwhile, within the
      * times read. */
     if (r == 0 && *status == 0 && cred_trust_now(cred, &t1) && t1.serial == t0.serial &&
         t1.gen == t0.gen && t1.busy == 0 && !t1.open && !__atomic_load_n(&off, __ATOMIC_ACQUIRE) &&
-        second(h) && chain_bounds(&w, s) && trust_bounds(&w, cred))
-        keep(&k, h, w.lo, w.hi);
+        memo_again(MEMO_VERDICTS, k.p, k.len) && chain_bounds(&w, s) && trust_bounds(&w, cred))
+        memo_keep(MEMO_VERDICTS, k.p, k.len, w.lo, w.hi);
     free(k.p);
     return r;
 }
