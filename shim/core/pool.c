@@ -2,6 +2,11 @@
  * behind one mutex held only for table work. Sessions are freed after the
  * mutex is released, because freeing one runs the application's callbacks
  * (OpenSSL's ex_data), and no application code may run under our lock.
+ * The ledger's marks (ledger.c) share the mutex, which is the only lock
+ * either takes: a ticket enters or leaves a pool in the same step as the
+ * ledger says whose it is. Its place in the lock order: after the
+ * store's (a file's; store_take asks the ledger under it), so the store
+ * is never called under this mutex.
  *
  * OpenSSL also marks a resumed TLS 1.3 session not resumable at the end of
  * the handshake: a ticket is never offered twice.
@@ -18,8 +23,8 @@
 #include <uthash.h>
 
 #include "fork.h"
+#include "ledger.h"
 #include "log.h"
-#include "owned.h"
 #include "pool.h"
 #include "pooled.h"
 #include "store.h"
@@ -208,16 +213,6 @@ static void private_copy(struct pooled *kept, struct pooled *out)
         chain_free(&out->chain);
 }
 
-/* Whether this process's program holds a ticket the store has (it took
- * it after the shim wrote it through): the shim leaves it there. */
-static bool program_holds(uint64_t digest)
-{
-    pthread_mutex_lock(&lock);
-    bool held = owned_is_disowned(digest);
-    pthread_mutex_unlock(&lock);
-    return held;
-}
-
 void pool_take(const struct key *k, time_t now, struct pooled *out)
 {
     struct dropped d;
@@ -242,7 +237,7 @@ void pool_take(const struct key *k, time_t now, struct pooled *out)
             free(s.st);
             shared = s.shared;
             digest = s.digest;
-            owned_offer(digest);
+            ledger_offered_locked(digest);
             break;
         }
         drop(&d, s, ST_EXPIRED);
@@ -264,18 +259,12 @@ void pool_take(const struct key *k, time_t now, struct pooled *out)
     }
     /* The store's copy of a ticket shared with it is spent first: another
      * process may have taken it. */
-    if (shared && store_spend(digest, now) != 1)
+    if (shared && !ledger_spend_shared(digest, now))
         pooled_free(out);
     if (out->sess != NULL || !store_on())
         return;
-    store_take(k, now, program_holds, &t12);
+    ledger_from_store(k, now, &t12);
     if (t12.sess == NULL || t12.ops->is_tls13(t12.sess)) {
-        if (t12.sess != NULL) {
-            digest = t12.ops->ticket_digest(t12.sess);
-            pthread_mutex_lock(&lock);
-            owned_offer(digest);
-            pthread_mutex_unlock(&lock);
-        }
         *out = t12;
         return;
     }
@@ -358,11 +347,11 @@ void pool_put(const struct key *k, struct pooled p, unsigned gen)
     struct slot s = {p, NULL, false, digest};
     struct stored *batch[OUTBOX];
     pthread_mutex_lock(&lock);
-    /* A ticket reserved for the store (pool_reserve) comes here when its
+    /* A ticket reserved for the store (ledger_reserve) comes here when its
      * connection ends: the reservation is over, and its encoding is what
      * the store would need. */
     if (tls13)
-        s.st = owned_take(digest);
+        s.st = ledger_end_locked(digest);
     if (s.st == NULL && store_on() && !flushed) {
         pthread_mutex_unlock(&lock);
         s.st = store_encode(k, &p);
@@ -373,12 +362,10 @@ void pool_put(const struct key *k, struct pooled p, unsigned gen)
         s.st = NULL;
     }
     /* One the program serialized is its own in this process, and the
-     * store's at exit (pool_serialized). */
-    if (tls13 && s.st != NULL && gen == generation && owned_is_held(digest)) {
-        owned_reserve(digest, s.st);
+     * store's at exit (ledger_serialized). */
+    if (tls13 && s.st != NULL && gen == generation && ledger_hold_locked(digest, s.st))
         s.st = NULL;
-    }
-    bool wanted = gen == generation && !(tls13 && owned_is_disowned(digest));
+    bool wanted = gen == generation && !(tls13 && ledger_programs_locked(digest));
     unsigned hv = 0;
     struct server *sv = wanted ? find(k, &hv) : NULL;
     if (wanted && sv == NULL)
@@ -424,7 +411,8 @@ bool pool_write_through(const struct key *k, const struct pooled *p, unsigned ge
     unsigned hv;
     pthread_mutex_lock(&lock);
     bool mine = gen == generation && !flushed &&
-                !(p->ops->is_tls13(p->sess) && owned_is_disowned(p->ops->ticket_digest(p->sess)));
+                !(p->ops->is_tls13(p->sess) &&
+                  ledger_programs_locked(p->ops->ticket_digest(p->sess)));
     struct server *sv = mine ? find(k, &hv) : NULL;
     if (sv == NULL && mine)
         sv = create(k, hv, &d);
@@ -440,73 +428,33 @@ bool pool_write_through(const struct key *k, const struct pooled *p, unsigned ge
     return true;
 }
 
-static void discard_from(struct server *sv, const struct tls_ops *ops, const void *sess,
-                         struct dropped *d)
+/* Under the lock, the ledger's (pool_evict_locked): sessions it drops,
+ * freed once it releases the lock. */
+static struct dropped evicted;
+
+void pool_lock(void)
 {
-    for (unsigned i = 0; i < sv->n13;) {
-        if (sv->t13[i].p.ops == ops && ops->same_ticket(sv->t13[i].p.sess, sess)) {
-            drop(d, sv->t13[i], ST_EVICTED);
-            remove_t13(sv, i);
-        } else {
-            i++;
-        }
-    }
+    pthread_mutex_lock(&lock);
 }
 
-static void discard(const struct key *k, const struct tls_ops *ops, const void *sess,
-                    bool keep_reserved)
+void pool_unlock(bool free_dropped)
 {
-    struct dropped d;
-    d.n = 0;
-    uint64_t digest = ops->ticket_digest(sess);
-    pthread_mutex_lock(&lock);
-    owned_disown(digest);
-    if (!keep_reserved)
-        free(owned_take(digest));
-    struct server *sv, *tmp;
-    if (k != NULL) {
-        HASH_FIND_BYHASHVALUE(hh, servers, k->bytes, k->len, k->hash, sv);
-        if (sv != NULL)
-            discard_from(sv, ops, sess, &d);
-    } else {
-        HASH_ITER(hh, servers, sv, tmp) discard_from(sv, ops, sess, &d);
+    if (!free_dropped) {
+        pthread_mutex_unlock(&lock);
+        return;
     }
+    struct dropped d;
+    d.n = evicted.n;
+    memcpy(d.p, evicted.p, d.n * sizeof *d.p);
+    evicted.n = 0;
     unlock_and_free(&d);
 }
 
-void pool_discard(const struct key *k, const struct tls_ops *ops, const void *sess)
-{
-    discard(k, ops, sess, false);
-}
-
-bool pool_claim(const struct key *k, const struct tls_ops *ops, const void *sess)
-{
-    uint64_t digest = ops->ticket_digest(sess);
-    pthread_mutex_lock(&lock);
-    bool offered = owned_is_spent(digest);
-    pthread_mutex_unlock(&lock);
-    discard(k, ops, sess, false);
-    if (!offered && store_on())
-        offered = store_claim(k, sess, digest, time(NULL));
-    return !offered;
-}
-
-bool pool_app_offers(const struct tls_ops *ops, const void *sess)
-{
-    uint64_t digest = ops->ticket_digest(sess);
-    pthread_mutex_lock(&lock);
-    bool offered = owned_is_spent(digest);
-    pthread_mutex_unlock(&lock);
-    discard(NULL, ops, sess, false);
-    if (!offered && store_on())
-        offered = store_mark(digest, time(NULL), MARK_PROGRAM) == MARK_SHIM;
-    return !offered;
-}
-
-/* Under the lock: a serialized ticket leaves a server's pool, its
- * encoding (when it has one) reserved for the store at exit. */
-static void hold_from(struct server *sv, const struct tls_ops *ops, const void *sess,
-                      uint64_t digest, struct dropped *d)
+/* The ticket leaves a server's pool; with hold (the program serialized
+ * it), the encoding of a copy the store has not yet is reserved for the
+ * store at exit. */
+static void evict_from(struct server *sv, const struct tls_ops *ops, const void *sess,
+                       uint64_t digest, bool hold)
 {
     for (unsigned i = 0; i < sv->n13;) {
         struct slot s = sv->t13[i];
@@ -515,32 +463,26 @@ static void hold_from(struct server *sv, const struct tls_ops *ops, const void *
             continue;
         }
         /* One shared with the store (written through) is there already. */
-        if (s.st != NULL && !s.shared && !flushed) {
-            owned_reserve(digest, s.st);
+        if (hold && s.st != NULL && !s.shared && !flushed) {
+            ledger_reserve_locked(digest, s.st);
             s.st = NULL;
         }
-        drop(d, s, ST_EVICTED);
+        drop(&evicted, s, ST_EVICTED);
         remove_t13(sv, i);
     }
 }
 
-void pool_serialized(const struct tls_ops *ops, const void *sess)
+void pool_evict_locked(const struct key *k, const struct tls_ops *ops, const void *sess,
+                       uint64_t digest, bool hold)
 {
-    uint64_t digest = ops->ticket_digest(sess);
-    struct dropped d;
-    d.n = 0;
-    pthread_mutex_lock(&lock);
-    if (!owned_is_spent(digest) && !owned_is_disowned(digest)) {
-        owned_hold(digest);
-        struct server *sv, *tmp;
-        HASH_ITER(hh, servers, sv, tmp) hold_from(sv, ops, sess, digest, &d);
+    struct server *sv, *tmp;
+    if (k != NULL) {
+        HASH_FIND_BYHASHVALUE(hh, servers, k->bytes, k->len, k->hash, sv);
+        if (sv != NULL)
+            evict_from(sv, ops, sess, digest, hold);
+    } else {
+        HASH_ITER(hh, servers, sv, tmp) evict_from(sv, ops, sess, digest, hold);
     }
-    unlock_and_free(&d);
-}
-
-void pool_took(const struct key *k, const struct tls_ops *ops, const void *sess)
-{
-    discard(k, ops, sess, true);
 }
 
 void pool_forget(const struct key *k)
@@ -599,36 +541,10 @@ static void atfork_child(void)
         sv->written = false;
     }
     /* Reserved tickets and the outbox are the parent's to publish. */
-    owned_forget_all();
+    ledger_forked_locked();
     for (unsigned i = 0; i < n_outbox; i++)
         free(outbox[i]);
     n_outbox = 0;
-}
-
-void pool_reserve(const struct key *k, struct pooled p, unsigned gen)
-{
-    struct stored *st =
-        store_on() && !__atomic_load_n(&flushed, __ATOMIC_RELAXED) ? store_encode(k, &p) : NULL;
-    uint64_t digest = p.ops->ticket_digest(p.sess);
-    pooled_free(&p);
-    if (st == NULL)
-        return;
-    pthread_mutex_lock(&lock);
-    if (gen != generation || (owned_is_disowned(digest) && !owned_is_held(digest)) || flushed) {
-        pthread_mutex_unlock(&lock);
-        free(st);
-        return;
-    }
-    owned_reserve(digest, st);
-    pthread_mutex_unlock(&lock);
-}
-
-void pool_unreserve(const struct tls_ops *ops, const void *sess)
-{
-    uint64_t digest = ops->ticket_digest(sess);
-    pthread_mutex_lock(&lock);
-    free(owned_take(digest));
-    pthread_mutex_unlock(&lock);
 }
 
 /* Everything left for the store, oldest first: the tickets the application
@@ -636,11 +552,11 @@ void pool_unreserve(const struct tls_ops *ops, const void *sess)
 void pool_flush(void)
 {
     pthread_mutex_lock(&lock);
-    size_t n = 0, max = owned_count() + n_outbox;
+    size_t n = 0, max = ledger_count_locked() + n_outbox;
     struct server *sv, *tmp;
     HASH_ITER(hh, servers, sv, tmp) max += sv->n13 + 1;
     struct stored **list = malloc(max * sizeof *list);
-    unsigned kept = owned_drain(list);
+    unsigned kept = ledger_drain_locked(list);
     n = list != NULL ? kept : 0;
     for (unsigned i = 0; i < n_outbox; i++)
         if (list != NULL)

@@ -8,12 +8,18 @@
  * session may be resumed many times, so one stays per server and take
  * hands out a private copy.
  *
- * Every function takes and releases the pool's mutex itself and frees
- * sessions only after releasing it (freeing runs application callbacks). */
+ * Whose a ticket is, the pools do not decide: they hold what the ledger
+ * (ledger.h) says is the shim's, and ask it under their lock as tickets
+ * come and go.
+ *
+ * Every function but the ledger's way in (below) takes and releases the
+ * pool's mutex itself and frees sessions only after releasing it (freeing
+ * runs application callbacks). */
 #ifndef RESUMESHIM_POOL_H
 #define RESUMESHIM_POOL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "config.h"
@@ -45,40 +51,21 @@ void pool_forget(const struct key *k);
 void pool_refuse(const struct key *k);
 unsigned pool_generation(void);
 
-/* Tickets the application owns (the rule: core/ledger.h; core/owned.h
- * keeps the record):
- * pool_discard: a TLS 1.3 ticket the application offers itself leaves one
- * server's pool, or (k NULL) every pool, for good.
- * pool_claim: the same as the handshake that offers it starts, and the
- * store's copy leaves the store; false when the shim offered that ticket
- * already, in this process or another (never because the program offered
- * it before: its own offers stay its own).
- * pool_serialized: the application serialized a TLS 1.3 ticket, and may
- * offer it in this process or a child: unless the shim offered it
- * already, it leaves every pool, and is reserved for the store at exit
- * unless the program offers it meanwhile.
- * pool_took: one it took (SSL_get1_session, gnutls_session_get_data2),
- * as one its new-session callback kept, leaves the pools: its reservation
- * for the store stays, and so does a copy the store has (written
- * through), which this process's store takes pass over.
- * pool_reserve: one the application keeps for itself is published to the
- * store at exit unless the application offered it meanwhile
- * (a program that runs once per request never offers what it kept).
- * pool_unreserve: a reserved ticket goes its ordinary way after all.
- * pool_app_offers: the program offers a TLS 1.3 ticket where the claim
- *   cannot wait for the handshake (GnuTLS: before its key is known): it is
- *   the program's for good, in every pool and in the store; false when the
- *   shim offered it first, here or in another process (then the program
- *   must not offer it). */
-void pool_discard(const struct key *k, const struct tls_ops *ops, const void *sess);
-bool pool_claim(const struct key *k, const struct tls_ops *ops, const void *sess);
-void pool_serialized(const struct tls_ops *ops, const void *sess);
-void pool_took(const struct key *k, const struct tls_ops *ops, const void *sess);
-void pool_reserve(const struct key *k, struct pooled p, unsigned gen);
-void pool_unreserve(const struct tls_ops *ops, const void *sess);
-bool pool_app_offers(const struct tls_ops *ops, const void *sess);
-
 /* At exit: writes to the store what this process leaves. */
 void pool_flush(void);
+
+/* The ledger's way in (ledger.c alone): its marks live under the pools'
+ * lock, so that a ticket's mark and its place in the pools change in one
+ * step. pool_lock takes the lock; pool_unlock releases it, and with
+ * free_dropped then frees the sessions pool_evict_locked dropped (and any
+ * the pools left for later), never under the lock.
+ * pool_evict_locked: the ticket (sess, whose ticket_digest is digest)
+ * leaves one server's pool (k) or every pool (k NULL); with hold, the
+ * encoding of a copy the store has not yet is reserved for the store at
+ * exit (ledger_reserve_locked). */
+void pool_lock(void);
+void pool_unlock(bool free_dropped);
+void pool_evict_locked(const struct key *k, const struct tls_ops *ops, const void *sess,
+                       uint64_t digest, bool hold);
 
 #endif

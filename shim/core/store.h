@@ -2,7 +2,8 @@
  * user offers tickets that earlier ones earned. The verbs: store_take (a
  * session for a key; a TLS 1.3 ticket leaves the store, marked spent),
  * store_encode then store_write (sessions added), store_claim, store_spend
- * and store_mark (whose a ticket is, ledger.h), store_forget (a key's
+ * and store_mark (whose a ticket is: the ledger's questions, ledger.c
+ * alone asks them), store_forget (a key's
  * entry removed); store_rewrite and store_side_read/_write for a backend's
  * own files; store_list and store_clear for the resumeshim command.
  * Ownership: the store keeps nothing of the caller's. What store_take

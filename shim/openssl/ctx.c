@@ -269,7 +269,7 @@ bool ctx_ticket_cbs(SSL_CTX *ctx, struct ticket_cbs *cbs)
  * sessions when it asked for client caching). A session it keeps is one it
  * may offer again itself, so the shim does not offer that one: the same
  * TLS 1.3 ticket must never be offered twice (it may publish it at exit,
- * see pool_reserve). */
+ * see ledger_reserve). */
 static int new_session(SSL *s, SSL_SESSION *sess)
 {
     SSL_CTX *ctx = R(SSL_get_SSL_CTX)(s);

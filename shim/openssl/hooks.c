@@ -25,7 +25,7 @@
 #include "init.h"
 #include "judge/judge.h"
 #include "judge/ocsp.h"
-#include "pool.h"
+#include "ledger.h"
 #include "real.h"
 #include "server/server.h"
 #include "client/session.h"
@@ -626,7 +626,7 @@ EXPORT int SSL_set_session(SSL *s, SSL_SESSION *sess)
     REAL_OR(SSL_set_session, 0, (s, sess));
     bool on = shim_active();
     if (on && sess != NULL && session_is_tls13(sess))
-        pool_discard(NULL, &ossl_ops, sess);
+        ledger_disown(NULL, &ossl_ops, sess);
     if (on)
         appsess_forget(s);
     return ossl_SSL_set_session(s, sess);
@@ -666,7 +666,7 @@ EXPORT int i2d_SSL_SESSION(const SSL_SESSION *in, unsigned char **pp)
 {
     REAL_OR(i2d_SSL_SESSION, 0, (in, pp));
     if (in != NULL && shim_started() && session_is_tls13(in))
-        pool_serialized(&ossl_ops, in);
+        ledger_serialized(&ossl_ops, in);
     return ossl_i2d_SSL_SESSION(in, pp);
 }
 

@@ -9,6 +9,7 @@
 #include "config.h"
 #include "fake.h"
 #include "key.h"
+#include "ledger.h"
 #include "pool.h"
 #include "pooled.h"
 #include "store.h"

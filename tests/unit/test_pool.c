@@ -331,7 +331,7 @@ TEST(pool_verdict_pause_caps_at_64)
     pool_forget(&k);
 }
 
-TEST(pool_discard_everywhere_and_disowned)
+TEST(ledger_disown_everywhere)
 {
     struct key k1, k2;
     struct pooled out;
@@ -341,7 +341,7 @@ TEST(pool_discard_everywhere_and_disowned)
     pool_put(&k2, pooled_of(fake_new(true, "T"), now), pool_generation());
     /* The application's own object for the ticket, not the pool's. */
     struct fake_sess *mine = fake_new(true, "T");
-    pool_discard(NULL, &fake_ops, mine);
+    ledger_disown(NULL, &fake_ops, mine);
     CHECK(fake_live() == 2); /* mine and U */
     pool_take(&k1, now, &out);
     CHECK(ticket_is(&out, "U"));
@@ -356,7 +356,7 @@ TEST(pool_discard_everywhere_and_disowned)
     fake_ops.free(mine);
 }
 
-TEST(pool_discard_one_server)
+TEST(ledger_disown_one_server)
 {
     struct key k1, k2;
     struct pooled out;
@@ -364,7 +364,7 @@ TEST(pool_discard_one_server)
     pool_put(&k1, pooled_of(fake_new(true, "T"), now), pool_generation());
     pool_put(&k2, pooled_of(fake_new(true, "T2"), now), pool_generation());
     struct fake_sess *mine = fake_new(true, "T");
-    pool_discard(&k1, &fake_ops, mine);
+    ledger_disown(&k1, &fake_ops, mine);
     pool_take(&k1, now, &out);
     CHECK(out.sess == NULL);
     pool_take(&k2, now, &out);

@@ -1,5 +1,5 @@
 /* The store (core/store.h) behind the pools, and the tickets the
- * application owns (core/owned.h). A store is shared by processes: each
+ * application owns (core/ledger.h). A store is shared by processes: each
  * side runs in a child of its own, which sets the core up afresh. */
 #include <dirent.h>
 #include <fcntl.h>
@@ -67,8 +67,8 @@ static int files(void)
 struct step {
     bool tls13;
     const char *ticket;
-    bool reserve;  /* the application keeps it (pool_reserve), rather than pool_put */
-    int after;     /* 0; 1: pool_discard after reserve; 2: pool_took; 3: pool_unreserve */
+    bool reserve;  /* the application keeps it (ledger_reserve), rather than pool_put */
+    int after;     /* 0; 1: ledger_disown after reserve; 2: ledger_took; 3: ledger_unreserve */
     int takes;     /* how many takes should find it */
     const char *chain;
 };
@@ -89,13 +89,13 @@ static bool writer(void *arg)
     if (s->reserve) {
         /* The application keeps its own reference; the pool's is another. */
         fake_ops.up_ref(t);
-        pool_reserve(&k, p, pool_generation());
+        ledger_reserve(&k, p, pool_generation());
         if (s->after == 1)
-            pool_discard(NULL, &fake_ops, t);
+            ledger_disown(NULL, &fake_ops, t);
         else if (s->after == 2)
-            pool_took(&k, &fake_ops, t);
+            ledger_took(&k, &fake_ops, t);
         else if (s->after == 3)
-            pool_unreserve(&fake_ops, t);
+            ledger_unreserve(&fake_ops, t);
         fake_ops.free(t);
     } else {
         pool_put(&k, p, pool_generation());
@@ -182,7 +182,7 @@ TEST(store_pooled_ticket_flushed)
 }
 
 /* A reserved ticket the application then offers itself is not published;
- * one it took (pool_took) stays reserved; one unreserved goes its ordinary
+ * one it took (ledger_took) stays reserved; one unreserved goes its ordinary
  * way (nowhere, here). */
 TEST(store_reservation_outcomes)
 {
@@ -226,7 +226,7 @@ static bool refused(void *arg)
     make_key(&k, KEY_OPENSSL_CLIENT, HOST);
     pool_put(&k, pooled_of(fake_new(false, "S"), now), pool_generation());
     struct fake_sess *t = fake_new(true, "T");
-    pool_reserve(&k, pooled_of(t, now), pool_generation());
+    ledger_reserve(&k, pooled_of(t, now), pool_generation());
     pool_flush();
     pool_forget(&k);
     return ok && fake_live() == 0;

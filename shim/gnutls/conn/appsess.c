@@ -3,7 +3,7 @@
 #include <pthread.h>
 
 #include "gconn.h"
-#include "pool.h"
+#include "ledger.h"
 #include "session.h"
 
 /* Takes a TLS 1.3 ticket of the program's out of the connection's held
@@ -31,7 +31,7 @@ static bool take_held(struct gconn *c, const void *mine, bool reserve)
             c->n_reserved < sizeof c->reserved / sizeof *c->reserved &&
             gtls_ops.up_ref(found[i].sess)) {
             c->reserved[c->n_reserved++] = found[i].sess;
-            pool_reserve(&c->key, found[i], c->gen);
+            ledger_reserve(&c->key, found[i], c->gen);
             reserved = true;
         } else {
             pooled_free(&found[i]);
@@ -60,11 +60,11 @@ static bool app_owns(gnutls_session_t s, const void *data, size_t size, bool off
      * for a process that may end in _exit (glib-networking's and libcurl's
      * hooks take each ticket for a cache a one-shot never offers from). */
     if (!offers && (reserved || (c != NULL && c->through && c->key.len != 0)))
-        pool_took(&c->key, &gtls_ops, mine);
+        ledger_took(&c->key, &gtls_ops, mine);
     else if (offers && gtls_ops.is_tls13(mine))
-        may = pool_app_offers(&gtls_ops, mine);
+        may = ledger_app_offers(&gtls_ops, mine);
     else
-        pool_discard(NULL, &gtls_ops, mine);
+        ledger_disown(NULL, &gtls_ops, mine);
     gtls_ops.free(mine);
     return may;
 }

@@ -8,6 +8,7 @@
 
 #include "fork.h"
 #include "gconn.h"
+#include "ledger.h"
 #include "pool.h"
 #include "session.h"
 
@@ -136,7 +137,7 @@ void gconn_settle_all(void)
         for (unsigned i = l->n; i-- > 0;)
             pool_put(&l->key, l->held[i], l->gen);
         for (unsigned i = 0; i < l->n_reserved; i++) {
-            pool_unreserve(&gtls_ops, l->reserved[i]);
+            ledger_unreserve(&gtls_ops, l->reserved[i]);
             gtls_ops.free(l->reserved[i]);
         }
         free(l->held);

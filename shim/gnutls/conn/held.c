@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "gconn.h"
+#include "ledger.h"
 #include "pool.h"
 #include "session.h"
 
@@ -102,7 +103,7 @@ void gconn_settle(struct gconn *c)
 void gconn_unreserve(struct gconn *c)
 {
     for (unsigned i = 0; i < c->n_reserved; i++) {
-        pool_unreserve(&gtls_ops, c->reserved[i]);
+        ledger_unreserve(&gtls_ops, c->reserved[i]);
         gtls_ops.free(c->reserved[i]);
     }
     c->n_reserved = 0;

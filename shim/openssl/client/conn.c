@@ -134,7 +134,7 @@ static struct conn *get_or_create(SSL *s)
  * connection too. The clear is made here, a moment earlier, with what
  * SSL_clear's hook does around it: the connection's life ends as a cleared
  * one's, and the handshake begins as any other, whose own offer leaves the
- * pools (pool_claim). */
+ * pools (ledger_claim). */
 static bool restart(SSL *s)
 {
     appsess_clearing(s);
@@ -228,7 +228,7 @@ bool conn_after(SSL *s, int ret, enum io io)
  * So once the program has sent its shutdown, that ticket and any later
  * one go their ordinary way, as from a freed connection. A program that
  * reuses the connection after all takes its ticket back from the pool as
- * the handshake starts (pool_claim), unless another connection offered it
+ * the handshake starts (ledger_claim), unless another connection offered it
  * in between: then it offers none of its own (the shim may offer it
  * another), and no ticket is offered twice. */
 void conn_shutdown(SSL *s)

@@ -12,6 +12,7 @@
 #include "connstate.h"
 #include "ctx.h"
 #include "judge/ocsp.h"
+#include "ledger.h"
 #include "log.h"
 #include "pool.h"
 #include "pooled.h"
@@ -35,7 +36,7 @@ void conn_keep_init(const struct config *cfg)
  * SSL_clear can make OpenSSL offer it again. The reservation is cancelled
  * when the ticket goes its ordinary way first (published when the
  * connection is freed, or dropped); one the application reuses or takes is
- * discarded from the reservations by pool_discard.
+ * discarded from the reservations by ledger_disown.
  *
  * A process may not exit cleanly either: apt 3.0's https method
  * (methods/connect.cc) neither shuts down nor frees its connection, and
@@ -47,7 +48,7 @@ void conn_keep_init(const struct config *cfg)
  * (pool_write_through), it goes to the store at once, and the store has it
  * alone. Should the program still offer it again itself (SSL_clear after
  * SSL_shutdown), it takes it back from the store as the handshake starts
- * (pool_claim), unless another process took it first; then the
+ * (ledger_claim), unless another process took it first; then the
  * connection offers none of its own, never the same twice. */
 void conn_reserve_latest(struct conn *c)
 {
@@ -62,14 +63,14 @@ void conn_reserve_latest(struct conn *c)
     struct pooled copy = c->latest;
     copy.chain = chain_copy(&c->latest.chain);
     copy.ops->up_ref(copy.sess);
-    pool_reserve(&c->key, copy, c->gen);
+    ledger_reserve(&c->key, copy, c->gen);
     c->latest_reserved = true;
 }
 
 static void unreserve_latest(struct conn *c)
 {
     if (c->latest_reserved && c->latest.sess != NULL)
-        pool_unreserve(&ossl_ops, c->latest.sess);
+        ledger_unreserve(&ossl_ops, c->latest.sess);
     c->latest_reserved = false;
 }
 
@@ -84,7 +85,7 @@ void conn_drop_latest(struct conn *c)
 static void publish(struct conn *c, struct pooled p)
 {
     if (p.app)
-        pool_reserve(&c->key, p, c->gen);
+        ledger_reserve(&c->key, p, c->gen);
     else
         pool_put(&c->key, p, c->gen);
 }
@@ -195,7 +196,7 @@ void conn_session(SSL *s, SSL_SESSION *sess, bool app_kept)
         p = prev;
         /* Published below, the pool ends its reservation itself. */
         if (prev_reserved && !(c->used && c->verified))
-            pool_unreserve(&ossl_ops, p.sess);
+            ledger_unreserve(&ossl_ops, p.sess);
     }
     if (c->done && c->used && c->verified) {
         publish_now(c, s, p);
@@ -226,7 +227,7 @@ void conn_app_took(SSL *s, SSL_SESSION *sess)
         c->latest_reserved) {
         c->latest_reserved = false;
         pooled_free(&c->latest);
-        pool_took(&c->key, &ossl_ops, sess);
+        ledger_took(&c->key, &ossl_ops, sess);
         return;
     }
     if (c->latest.sess != NULL && session_same_ticket(c->latest.sess, sess))
@@ -240,5 +241,5 @@ void conn_app_took(SSL *s, SSL_SESSION *sess)
             i++;
         }
     }
-    pool_discard(&c->key, &ossl_ops, sess);
+    ledger_disown(&c->key, &ossl_ops, sess);
 }

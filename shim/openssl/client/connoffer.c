@@ -4,6 +4,7 @@
 #include "appsess.h"
 #include "connstate.h"
 #include "log.h"
+#include "ledger.h"
 #include "pool.h"
 #include "pooled.h"
 #include "session.h"
@@ -54,7 +55,7 @@ void conn_offer(struct conn *c, SSL *s, SSL_CTX *ctx)
      * context's method, that is no change for a program that never set
      * one of its own. */
     if (own != NULL && c->key.len != 0 && session_is_tls13(own) &&
-        !pool_claim(&c->key, &ossl_ops, own) &&
+        !ledger_claim(&c->key, &ossl_ops, own) &&
         R(SSL_get_ssl_method)(s) == R(SSL_CTX_get_ssl_method)(ctx) &&
         R(SSL_set_session)(s, NULL) == 1) {
         LOG(LOG_DEBUG, "the application offers a ticket offered already; it offers none");
