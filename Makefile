@@ -76,6 +76,7 @@ TESTBIN := \
     tests/bin/serialclient \
     tests/bin/fakever.so \
     tests/bin/vtimecheck \
+    tests/bin/sigkeycheck \
     tests/bin/localnettle \
     tests/bin/nodelayclient \
     tests/bin/corkclient \
@@ -227,6 +228,10 @@ tests/bin/fuzzstore: tests/fuzzstore.c shim/core/store/record.c shim/core/util.c
 tests/bin/vtimecheck: tests/vtimecheck.c shim/openssl/judge/vtime.c shim/openssl/judge/vtime.h | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror $(SAN) -o $@ \
 	    tests/vtimecheck.c shim/openssl/judge/vtime.c -lcrypto
+
+# The layout the signature cache keys on, on the running libcrypto.
+tests/bin/sigkeycheck: tests/sigkeycheck.c | tests/bin
+	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror $(SAN) -o $@ tests/sigkeycheck.c -lcrypto
 
 # The unit tier: the core alone, driven by a fake backend (tests/unit/),
 # under the sanitizers. It links no TLS library and sees no backend header,

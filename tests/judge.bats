@@ -805,6 +805,12 @@ make_short_root() {
     done
 }
 
+@test "signature checks kept: a certificate object's to-be-signed encoding is what X509_verify checks, decoded, set, encoded again and signed again (the cache's key)" {
+    run "$ROOT/tests/bin/sigkeycheck"
+    assert_success
+    assert_output "same"
+}
+
 # make_leaf NAME HOST: $D/NAME.pem and $D/NAME.key, a new key certified by
 # the test CA for HOST alone.
 make_leaf() {

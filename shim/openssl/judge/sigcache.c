@@ -11,11 +11,12 @@
  * library context) and the key, so for the same two objects it answers as
  * it answered before. Entries are those two objects, held by a reference
  * each so that neither address can be reused by another object while it
- * is here, and the certificate's encoding as it was checked: a program may
- * change a certificate object and sign it again (a verify callback can),
- * and X509_verify then checks the new encoding, so an entry answers only
- * while the object encodes to the same bytes. Only successes are kept (a
- * failure pushes errors, which a repeated call must push again). Checks
+ * is here, and copies of what the check read of the certificate: a program
+ * may change a certificate object and sign it again (a verify callback
+ * can), and X509_verify then checks the new parts, so an entry answers
+ * only while the object's to-be-signed encoding, algorithm and signature
+ * are those checked (view below). Only successes are kept (a failure
+ * pushes errors, which a repeated call must push again). Checks
  * inside handshakes and judgments only: every other X509_verify of the
  * program goes straight through. */
 #include <pthread.h>
@@ -24,6 +25,7 @@
 
 #include "fork.h"
 #include "sigcache.h"
+#include "verified.h"
 
 /* Every full handshake decodes its own copies of the server's chain, and
  * the sessions it leaves (and the tickets that follow them) share those
@@ -37,14 +39,25 @@
  * make room. */
 #define SLOTS 256
 /* A chain's certificates are 400 to 2,000 bytes; a larger one is checked
- * every time. */
+ * every time, as is a signature longer than any of RSA 16384 or ECDSA. */
 #define DER_MAX 4096
+#define SIG_MAX 2048
+
+/* The parts of a certificate a signature check reads, as they are now. */
+struct view {
+    const unsigned char *tbs;
+    int tbs_len;
+    const ASN1_BIT_STRING *sig;
+    const X509_ALGOR *alg;
+};
 
 struct slot {
     X509 *cert;
     EVP_PKEY *key;
-    unsigned char *der;
-    int der_len;
+    X509_ALGOR *alg;
+    unsigned char *bytes; /* the to-be-signed encoding, then the signature */
+    int tbs_len, sig_len, sig_type;
+    long sig_flags;
     bool recent; /* answered since the hand last passed */
 };
 
@@ -57,19 +70,40 @@ void sigcache_init(void)
     fork_guard(&lock);
 }
 
-/* The certificate's encoding now, into buf; its length, or 0. */
-static int encode(const X509 *cert, unsigned char buf[DER_MAX])
+/* What X509_verify(cert, ...) reads of cert now, into v (tbs the caller's
+ * buffer), or false when it cannot be kept. X509_verify, the same in
+ * OpenSSL 3.0.19 and 3.5.9 (crypto/x509/x_all.c), compares sig_alg with
+ * the to-be-signed part's own algorithm (a failure is 0, never kept), then
+ * gives ASN1_item_verify_ex the algorithm, the signature (its type, bits
+ * left over, length and bytes: a_verify.c), ASN1_item_i2d of cert_info as
+ * an X509_CINF, the distinguishing ID, the key and the library context.
+ * cert_info is the first member of struct x509_st (include/crypto/x509.h,
+ * 3.0.19; objdump -d of X509_verify in 3.0.19 and 3.5.9: the object's own
+ * address goes to ASN1_item_verify_ex with X509_CINF_it; tests/
+ * sigkeycheck.c compares the encodings on the running library), so
+ * i2d_X509_CINF of the certificate is that encoding: X509_CINF keeps the
+ * one it was decoded from until X509_sign or i2d_re_X509_tbs marks it
+ * changed (the setters do not: x509_set.c), so this copies those bytes
+ * where i2d_X509 walked the whole certificate's templates (11,000 of a
+ * judgment's instructions, two links, callgrind, 3.0.19). The signature's
+ * every field is kept (ASN1_STRING's, public), the flags whole.
+ * A certificate with a distinguishing ID (SM2) is checked every time. */
+static bool view(X509 *cert, unsigned char tbs[DER_MAX], struct view *v)
 {
-    int len = R(i2d_X509)(cert, NULL);
-    unsigned char *p = buf;
-    return len > 0 && len <= DER_MAX && R(i2d_X509)(cert, &p) == len ? len : 0;
-}
-
-static bool same(const struct slot *sl, const X509 *cert, const EVP_PKEY *key,
-                 const unsigned char *der, int len)
-{
-    return sl->cert == cert && sl->key == key && sl->der_len == len &&
-           memcmp(sl->der, der, (size_t)len) == 0;
+    if (R(X509_get0_distinguishing_id)(cert) != NULL)
+        return false;
+    const X509_CINF *cinf = (const X509_CINF *)cert;
+    int len = R(i2d_X509_CINF)(cinf, NULL);
+    unsigned char *p = tbs;
+    if (len <= 0 || len > DER_MAX || R(i2d_X509_CINF)(cinf, &p) != len)
+        return false;
+    R(X509_get0_signature)(&v->sig, &v->alg, cert);
+    if (v->sig == NULL || v->alg == NULL || v->sig->length < 0 || v->sig->length > SIG_MAX ||
+        (v->sig->length > 0 && v->sig->data == NULL))
+        return false;
+    v->tbs = tbs;
+    v->tbs_len = len;
+    return true;
 }
 
 static void slot_free(struct slot *sl)
@@ -77,16 +111,29 @@ static void slot_free(struct slot *sl)
     if (sl->cert != NULL) {
         R(X509_free)(sl->cert);
         R(EVP_PKEY_free)(sl->key);
+        R(X509_ALGOR_free)(sl->alg);
     }
-    free(sl->der);
+    free(sl->bytes);
 }
 
-static bool known(const X509 *cert, const EVP_PKEY *key, const unsigned char *der, int len)
+static bool same(const struct slot *sl, const X509 *cert, const EVP_PKEY *key,
+                 const struct view *v)
+{
+    return sl->cert == cert && sl->key == key && sl->tbs_len == v->tbs_len &&
+           sl->sig_len == v->sig->length && sl->sig_type == v->sig->type &&
+           sl->sig_flags == v->sig->flags &&
+           memcmp(sl->bytes, v->tbs, (size_t)v->tbs_len) == 0 &&
+           (v->sig->length == 0 ||
+            memcmp(sl->bytes + v->tbs_len, v->sig->data, (size_t)v->sig->length) == 0) &&
+           R(X509_ALGOR_cmp)(sl->alg, v->alg) == 0;
+}
+
+static bool known(const X509 *cert, const EVP_PKEY *key, const struct view *v)
 {
     bool found = false;
     pthread_mutex_lock(&lock);
     for (unsigned i = 0; i < SLOTS && !found; i++)
-        if ((found = same(&slots[i], cert, key, der, len)))
+        if ((found = same(&slots[i], cert, key, v)))
             slots[i].recent = true;
     pthread_mutex_unlock(&lock);
     return found;
@@ -104,32 +151,42 @@ static unsigned victim(void)
     return v;
 }
 
-/* Keeps a success: the certificate's encoding as checked (len bytes of
- * buf), and a reference to each object. */
-static void note(X509 *cert, EVP_PKEY *key, const unsigned char *buf, int len)
+/* Keeps a success: copies of what the check read (v), and a reference to
+ * each object. */
+static void note(X509 *cert, EVP_PKEY *key, const struct view *v)
 {
-    unsigned char *der = malloc((size_t)len);
-    if (der == NULL)
+    struct slot mine = {cert, key, NULL, NULL, v->tbs_len, v->sig->length, v->sig->type,
+                        v->sig->flags, false};
+    mine.bytes = malloc((size_t)v->tbs_len + (size_t)v->sig->length);
+    if (mine.bytes == NULL)
         return;
-    memcpy(der, buf, (size_t)len);
+    memcpy(mine.bytes, v->tbs, (size_t)v->tbs_len);
+    if (v->sig->length > 0)
+        memcpy(mine.bytes + v->tbs_len, v->sig->data, (size_t)v->sig->length);
+    if ((mine.alg = R(X509_ALGOR_dup)(v->alg)) == NULL) {
+        free(mine.bytes);
+        return;
+    }
     if (R(X509_up_ref)(cert) != 1) {
-        free(der);
+        R(X509_ALGOR_free)(mine.alg);
+        free(mine.bytes);
         return;
     }
     if (R(EVP_PKEY_up_ref)(key) != 1) {
         R(X509_free)(cert);
-        free(der);
+        R(X509_ALGOR_free)(mine.alg);
+        free(mine.bytes);
         return;
     }
-    struct slot mine = {cert, key, der, len, false}, gone = mine;
+    struct slot gone = mine;
     pthread_mutex_lock(&lock);
     bool there = false;
     for (unsigned i = 0; i < SLOTS && !there; i++)
-        there = same(&slots[i], cert, key, der, len);
+        there = same(&slots[i], cert, key, v);
     if (!there) {
-        unsigned v = victim();
-        gone = slots[v];
-        slots[v] = mine;
+        unsigned n = victim();
+        gone = slots[n];
+        slots[n] = mine;
     }
     pthread_mutex_unlock(&lock);
     /* Freed outside the lock: a free may run the program's ex_data
@@ -139,12 +196,17 @@ static void note(X509 *cert, EVP_PKEY *key, const unsigned char *buf, int len)
 
 int sigcache_verify(X509 *cert, EVP_PKEY *key, int (*verify)(X509 *, EVP_PKEY *))
 {
-    unsigned char der[DER_MAX];
-    int len = cert != NULL && key != NULL ? encode(cert, der) : 0;
-    if (len > 0 && known(cert, key, der, len))
+    unsigned char tbs[DER_MAX];
+    struct view v;
+    bool kept = cert != NULL && key != NULL && feature_on(FEATURE_OPENSSL_SIGCACHE) &&
+                view(cert, tbs, &v);
+    /* X509_verify's first step: the two algorithms differ, 0 (no error
+     * pushed, nothing kept). */
+    if (kept && R(X509_ALGOR_cmp)(v.alg, R(X509_get0_tbs_sigalg)(cert)) == 0 &&
+        known(cert, key, &v))
         return 1;
     int ok = verify(cert, key);
-    if (ok > 0 && len > 0)
-        note(cert, key, der, len);
+    if (ok > 0 && kept)
+        note(cert, key, &v);
     return ok;
 }
