@@ -247,6 +247,46 @@ fp() { openssl x509 -in "$1" -noout -fingerprint -sha256 | cut -d= -f2 | tr -d :
     assert_output 3
 }
 
+# Credentials whose list no one asks for (credonly) are reached only by
+# their own calls and handshakes: a load on demand may wait there until
+# the order of the whole list can be seen, by the CA names a server sends
+# or by the list handed out (credlist). Loading a looked-up name's
+# certificates into the list first reorders the names sent.
+@test "GnuTLS trust: credentials never handed out, looked up and verifying, then their CA names and list" {
+    same $(warm "$FX/bundle.pem") credonly credfile "$FX/bundle.pem" credverify "$CERT" "$KEY" \
+        credissuer "$FX/leafdup.pem" credissuer "$FX/leafx.pem" credissuer "$FX/leafps.pem" \
+        credissuer "$FX/intA.pem" canames "$CERT" "$KEY" credlist
+    assert_line "credfile $FX/bundle.pem: $ALL"
+    assert_line --regexp "^credverify $CERT: client 0 server 0 verify 0 status 0x0$"
+    assert_line "credissuer $FX/leafdup.pem: 0 CN=dup-ca $(fp "$FX/dup2.pem")"
+    assert_line --regexp "^  ca names $(( ALL - 1 )) digest [0-9a-f]{12}$"
+    assert_line "list: $(( ALL - 1 )) cas, end GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE"
+}
+
+@test "GnuTLS trust: credentials never handed out take more files after their lookups" {
+    same $(warm "$FX/bundle.pem") credonly credfile "$FX/bundle.pem" credissuer "$FX/leafdup.pem" \
+        credfile "$FX/shifted.pem" credissuer "$FX/leafdup.pem" credissuer "$FX/leafx.pem" \
+        credfile "$FX/dup3.pem" credverify "$CERT" "$KEY" canames "$CERT" "$KEY" credlist \
+        credonly credfile "$FX/shifted.pem" canames "$CERT" "$KEY" credissuer "$FX/leafdup.pem" \
+        credfile "$FX/bundle.pem" credverify "$CERT" "$KEY" credlist
+    # shifted.pem adds root-a alone, first in the file, last of the names.
+    assert_line --regexp "^  ca names $ALL digest [0-9a-f]{12}$"
+    assert_line "list: $ALL cas, end GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE"
+    run grep -c "^credverify $CERT: client 0 server 0 verify 0 status 0x0$" <<< "$output"
+    assert_output 2
+}
+
+@test "GnuTLS trust: credentials never handed out, a directory and the system's trust" {
+    same credonly creddir "$FX/dir" credfile "$FX/bundle.pem" credissuer "$FX/leafdup.pem" credlist \
+        credonly credsystem credissuer "$FX/leafdup.pem" credfile "$FX/bundle.pem" \
+        credissuer "$FX/leafdup.pem" canames "$CERT" "$KEY" \
+        credonly credfile "$FX/bundle.pem" creddir /etc/ssl/certs credverify "$CERT" "$KEY" \
+        credissuer "$FX/leafx.pem" credlist
+    assert_line "creddir $FX/dir: 6"
+    assert_line "credissuer $FX/leafdup.pem: GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE (none)"
+    assert_line --regexp "^credverify $CERT: client 0 server 0 verify 0 status 0x0$"
+}
+
 @test "GnuTLS trust: OCSP responses, whose signer GnuTLS finds in the list itself" {
     same $(warm "$FX/bundle.pem") new file "$FX/bundle.pem" - - ocsp "$FX/ocsp.der" \
         new file "$FX/bundle.pem" - - ocsp "$FX/ocsp-nocerts.der" \

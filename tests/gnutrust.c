@@ -8,6 +8,10 @@
  *                        current list
  *   cred                 new credentials; the current list is theirs
  *                        (gnutls_certificate_get_trust_list)
+ *   credonly             new credentials whose list is never asked for
+ *                        until credlist: only the credentials' own calls
+ *                        (and a handshake's) reach it
+ *   credlist             the credentials' list, asked for now, listed
  *   file CA CRL FL       gnutls_x509_trust_list_add_trust_file (PEM; "-"
  *                        for no file)
  *   mem CA FL            gnutls_x509_trust_list_add_trust_mem of the bytes
@@ -34,6 +38,9 @@
  *   canames CERT KEY     a handshake in the process with a server of these
  *                        credentials (CERT, KEY) asking for a client
  *                        certificate: the CA names it sends, in order
+ *   credverify CERT KEY  a handshake in the process, the credentials a
+ *                        client's, with a server presenting CERT (KEY):
+ *                        gnutls_certificate_verify_peers2's status
  *   list                 gnutls_x509_trust_list_iter_get_ca, in order
  *   copy SRC DST         replaces DST by SRC's bytes (rename)
  *   rm FILE              removes FILE
@@ -370,6 +377,42 @@ static void ca_names(const char *cert, const char *key)
     close(sv[1]);
 }
 
+/* The credentials judge a server, as a client program's handshake does. */
+static void cred_verify(const char *cert, const char *key)
+{
+    gnutls_certificate_credentials_t scred;
+    struct side srv = {0}, cli = {0};
+    int sv[2];
+    gnutls_certificate_allocate_credentials(&scred);
+    int r = gnutls_certificate_set_x509_key_file(scred, cert, key, GNUTLS_X509_FMT_PEM);
+    if (r < 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) {
+        printf("credverify: %s\n", err(r));
+        gnutls_certificate_free_credentials(scred);
+        return;
+    }
+    gnutls_init(&srv.s, GNUTLS_SERVER);
+    gnutls_init(&cli.s, GNUTLS_CLIENT);
+    gnutls_set_default_priority(srv.s);
+    gnutls_set_default_priority(cli.s);
+    gnutls_credentials_set(srv.s, GNUTLS_CRD_CERTIFICATE, scred);
+    gnutls_credentials_set(cli.s, GNUTLS_CRD_CERTIFICATE, cred);
+    gnutls_transport_set_int(srv.s, sv[0]);
+    gnutls_transport_set_int(cli.s, sv[1]);
+    pthread_t t;
+    pthread_create(&t, NULL, handshake_thread, &srv);
+    handshake_thread(&cli);
+    pthread_join(t, NULL);
+    unsigned status = 0;
+    int v = cli.r == 0 ? gnutls_certificate_verify_peers2(cli.s, &status) : cli.r;
+    printf("credverify %s: client %s server %s verify %s status 0x%x\n", cert, err(cli.r),
+           err(srv.r), err(v), status);
+    gnutls_deinit(cli.s);
+    gnutls_deinit(srv.s);
+    gnutls_certificate_free_credentials(scred);
+    close(sv[0]);
+    close(sv[1]);
+}
+
 static void copy(const char *src, const char *dst)
 {
     char tmp[4096];
@@ -411,6 +454,18 @@ int main(int argc, char **argv)
             /* Lists are kept, as a program would keep them, until exit. */
             int r = gnutls_x509_trust_list_init(&list, size);
             printf("new %u: %s\n", size, err(r));
+        } else if (!strcmp(cmd, "credonly")) {
+            int r = gnutls_certificate_allocate_credentials(&cred);
+            list = NULL;
+            printf("credonly: %s\n", err(r));
+        } else if (!strcmp(cmd, "credlist")) {
+            need_cred();
+            gnutls_certificate_get_trust_list(cred, &list);
+            list_cas();
+        } else if (!strcmp(cmd, "credverify")) {
+            need_cred();
+            cred_verify(a, b);
+            i += 2;
         } else if (!strcmp(cmd, "cred")) {
             int r = gnutls_certificate_allocate_credentials(&cred);
             gnutls_certificate_get_trust_list(cred, &list);
