@@ -97,6 +97,9 @@
  *                     print the session-cache mode the program sees and how
  *                     many sessions OpenSSL's internal cache holds at the end
  *   --warmup K        K sequential connections before the threads start
+ *   --warm-burst      after the warm-up, a burst of the same width as the
+ *                     threads (one connection each, all joined) before the
+ *                     timed phase; prints "warm_reused=K" of that burst
  *   --pause MS        sleep between a thread's connections
  *   --snis A,B,...    server names used in turn (one per connection)
  *   --fork            after the warm-up, fork: parent and child both run
@@ -167,7 +170,7 @@ static const char *host = "127.0.0.1", *mode = "connect", *add_ca_after, *foreig
 static const char *check_time_after;
 static int foreign_ok = -1;
 static const char *snis[16];
-static int n_snis, warmup, pause_ms, do_fork, reject, show_rss, generic, keepalive = 1,
+static int n_snis, warmup, warm_burst, pause_ms, do_fork, reject, show_rss, generic, keepalive = 1,
            sni_count, timing;
 static int no_free, linger, exit_now, reconnects;
 static int port, n = 1, threads = 1, version, fresh_ctx, no_shutdown, no_read, native, app_cb,
@@ -789,6 +792,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--move-ctx")) move_ctx = 1;
         else if (!strcmp(a, "--quiet")) quiet = 1;
         else if (!strcmp(a, "--warmup")) warmup = atoi(argv[++i]);
+        else if (!strcmp(a, "--warm-burst")) warm_burst = 1;
         else if (!strcmp(a, "--pause")) pause_ms = atoi(argv[++i]);
         else if (!strcmp(a, "--fork")) do_fork = 1;
         else if (!strcmp(a, "--keepalive")) keepalive = atoi(argv[++i]);
@@ -851,12 +855,22 @@ int main(int argc, char **argv)
     }
     if (warmup > 0)
         run(&warmup);
+    pthread_t t[512];
+    int warm_reused = 0;
+    if (warm_burst) {
+        static int one_each = 1;
+        int before = reused;
+        for (i = 0; i < threads; i++)
+            pthread_create(&t[i], NULL, run, &one_each);
+        for (i = 0; i < threads; i++)
+            pthread_join(t[i], NULL);
+        warm_reused = reused - before;
+    }
     struct timespec t0, t1;
     struct rusage ru0, ru1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     getrusage(RUSAGE_SELF, &ru0);
     pid_t child = do_fork ? fork() : -1;
-    pthread_t t[512];
     for (i = 0; i < threads; i++)
         pthread_create(&t[i], NULL, run, NULL);
     for (i = 0; i < threads; i++)
@@ -868,7 +882,10 @@ int main(int argc, char **argv)
         failed++;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     getrusage(RUSAGE_SELF, &ru1);
-    printf("reused=%d of=%d failed=%d", reused, n * threads * (1 + reconnects) + warmup, failed);
+    printf("reused=%d of=%d failed=%d", reused,
+           n * threads * (1 + reconnects) + warmup + (warm_burst ? threads : 0), failed);
+    if (warm_burst)
+        printf(" warm_reused=%d", warm_reused);
     if (app_cb)
         printf(" callback_sessions=%d", cb_sessions);
     if (foreign)

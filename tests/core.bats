@@ -81,6 +81,28 @@ both_versions() {
     assert_equal "$(offered_twice)" ""
 }
 
+@test "a second burst of 16 finds the tickets the first brought back: all 16 resume" {
+    # Through a relay holding data 10 ms each way, so that the 16
+    # connections of each burst are open at once: the first starts from the
+    # warm-up's 2 tickets and 14 find none, which shows the pool more
+    # handshakes at once than its 8; their tickets are kept for the second.
+    start_psk --tls13
+    local d rport i
+    d=$(mktemp -d "$BATS_TEST_TMPDIR/relay.XXXX")
+    "$BATS_TEST_DIRNAME/bin/delayrelay" --to "$PORT" --delay 10 --port-file "$d/port" 3>&- &
+    echo $! >> "$BATS_TEST_TMPDIR/pids"
+    for i in $(seq 100); do
+        [ -s "$d/port" ] && break
+        sleep 0.05
+    done
+    rport=$(cat "$d/port")
+    run with_shim "$CLIENT" --warmup 1 --warm-burst --threads 16 --n 1 "$rport"
+    assert_success
+    assert_equal "$(connections)" 33
+    assert_equal "$(grep '^conn=' "$SLOG" | tail -n 16 | grep -c 'resumed=1')" 16
+    assert_equal "$(offered_twice)" ""
+}
+
 @test "TLS 1.2 under 8 threads: every connection after the first burst resumes" {
     start_psk --tls12
     run with_shim "$CLIENT" --threads 8 --n 10 "$PORT"

@@ -137,7 +137,7 @@ def report(elapsed):
           table("client", COLUMNS, [conn, share],
                 [("shim", "none", "conn/s", "conn_per_s"),
                  ("shim", "native", "conn/s", "conn_per_s")]), "",
-          "CPU per connection (client's threaded phase; server's whole run) and peak RSS:", "",
+          "CPU per connection (client's threaded phase, with threads after a warm burst of the same width; server's whole run) and peak RSS:", "",
           table("client", COLUMNS, [ccpu, scpu],
                 [("shim", "native", "client CPU", "client_cpu_us")]), "",
           table("client", COLUMNS, [rss]), "",

@@ -7,11 +7,11 @@
 
 #include <stdbool.h>
 
-#define POOL_MAX 64                 /* the largest RESUMESHIM_POOL_SIZE */
+#define POOL_MAX 64                 /* the largest RESUMESHIM_POOL_SIZE, and pool.c's growth */
 #define MAX_LIFETIME (7 * 24 * 3600) /* no session is kept longer (RFC 8446) */
 
 struct config {
-    int pool_size;       /* TLS 1.3 tickets kept per server */
+    int pool_size;       /* TLS 1.3 tickets kept per server, until bursts show more */
     long max_age;        /* seconds from the verifying full handshake */
     long max_hosts;      /* servers kept, least recently used evicted */
     bool disable;

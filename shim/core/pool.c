@@ -43,7 +43,10 @@ struct server {
     UT_hash_handle hh;
     struct slot t12;        /* .p.sess NULL when none */
     unsigned n13;           /* tickets in t13, newest first */
-    struct slot *t13;       /* pool_size slots */
+    unsigned slots;         /* t13's length, grown as tickets need it */
+    unsigned cap;           /* tickets kept at most (pool_grow) */
+    bool gave13;            /* a TLS 1.3 ticket came from it */
+    struct slot *t13;
     bool written;           /* a session of it went to the store at once */
     unsigned refusals;      /* offers refused in a row */
     unsigned skip;          /* connections left to go without an offer */
@@ -181,7 +184,9 @@ static struct server *create(const struct key *k, unsigned hv, struct dropped *d
     struct server *sv = calloc(1, sizeof *sv + k->len);
     if (sv == NULL)
         return NULL;
-    sv->t13 = calloc((size_t)pool_size, sizeof *sv->t13);
+    sv->slots = 2;
+    sv->cap = (unsigned)pool_size;
+    sv->t13 = calloc(sv->slots, sizeof *sv->t13);
     if (sv->t13 == NULL) {
         free(sv);
         return NULL;
@@ -213,6 +218,36 @@ static void private_copy(struct pooled *kept, struct pooled *out)
         chain_free(&out->chain);
 }
 
+/* A single-use pool serves as many handshakes at once as it holds
+ * tickets, and a connection that finds none of a server that gives them
+ * shows the program has more open to it than the pool keeps: the server's
+ * capacity grows by one, up to POOL_MAX, so that the tickets the burst
+ * brings back are kept for the next one. Only the count grows here; the
+ * slots follow when tickets fill them (more_slots). A program that
+ * connects one at a time never finds the pool empty while the server
+ * gives a ticket with each connection, and keeps RESUMESHIM_POOL_SIZE. */
+static void pool_grow(struct server *sv)
+{
+    if (sv->gave13 && sv->n13 == 0 && sv->t12.p.sess == NULL && sv->cap < POOL_MAX)
+        sv->cap++;
+}
+
+/* Under the lock: room for one more ticket, when the capacity allows. */
+static bool more_slots(struct server *sv)
+{
+    if (sv->n13 >= sv->cap)
+        return false;
+    if (sv->n13 < sv->slots)
+        return true;
+    unsigned n = 2 * sv->slots < sv->cap ? 2 * sv->slots : sv->cap;
+    struct slot *t = realloc(sv->t13, n * sizeof *t);
+    if (t == NULL)
+        return false;
+    sv->t13 = t;
+    sv->slots = n;
+    return true;
+}
+
 void pool_take(const struct key *k, time_t now, struct pooled *out)
 {
     struct dropped d;
@@ -226,6 +261,8 @@ void pool_take(const struct key *k, time_t now, struct pooled *out)
         unlock_and_free(&d);
         return;
     }
+    if (sv != NULL && !flushed)
+        pool_grow(sv);
     /* After the exit flush, the tickets still here are in the store too. */
     bool shared = false;
     uint64_t digest = 0;
@@ -384,7 +421,8 @@ void pool_put(const struct key *k, struct pooled p, unsigned gen)
     if (sv == NULL) {
         drop(&d, s, ST_EVICTED);
     } else if (tls13) {
-        if (sv->n13 == (unsigned)pool_size)
+        sv->gave13 = true;
+        if (!more_slots(sv))
             send_off(&d, sv->t13[--sv->n13]);
         memmove(&sv->t13[1], &sv->t13[0], sv->n13 * sizeof *sv->t13);
         sv->t13[0] = s;

@@ -147,6 +147,115 @@ TEST(pool_size_evicts_oldest)
     drop_taken(&b);
 }
 
+/* Takes that find the pool of a server that gave tickets empty are
+ * handshakes more at once than it kept: each raises the capacity by one,
+ * so the tickets a burst brings back are kept for the next burst. */
+TEST(pool_grows_with_empty_takes)
+{
+    struct key k;
+    struct pooled out[12];
+    time_t now = time(NULL);
+    core_setup(2, 1024, NULL);
+    make_key(&k, KEY_OPENSSL_CLIENT, "a.test");
+    pool_put(&k, pooled_of(fake_new(true, "w1"), now), pool_generation());
+    pool_put(&k, pooled_of(fake_new(true, "w2"), now), pool_generation());
+    for (int i = 0; i < 6; i++)
+        pool_take(&k, now, &out[i]);
+    CHECK(out[0].sess != NULL && out[1].sess != NULL);
+    for (int i = 2; i < 6; i++)
+        CHECK(out[i].sess == NULL);
+    for (int i = 0; i < 2; i++)
+        drop_taken(&out[i]);
+    /* four empty takes: room for 2 + 4 */
+    char name[16];
+    for (int i = 0; i < 8; i++) {
+        snprintf(name, sizeof name, "b%d", i);
+        pool_put(&k, pooled_of(fake_new(true, name), now), pool_generation());
+    }
+    CHECK(fake_live() == 6);
+    for (int i = 0; i < 7; i++)
+        pool_take(&k, now, &out[i]);
+    CHECK(ticket_is(&out[0], "b7") && ticket_is(&out[5], "b2"));
+    CHECK(out[6].sess == NULL);
+    for (int i = 0; i < 6; i++)
+        drop_taken(&out[i]);
+}
+
+/* One at a time, a server that gives a ticket with each connection never
+ * leaves the pool empty: the capacity stays; a server never seen, or one
+ * that gave none, is no reason to grow either. */
+TEST(pool_grows_not_for_sequential_or_unknown)
+{
+    struct key k;
+    struct pooled out;
+    time_t now = time(NULL);
+    core_setup(2, 1024, NULL);
+    make_key(&k, KEY_OPENSSL_CLIENT, "a.test");
+    for (int i = 0; i < 5; i++)
+        pool_take(&k, now, &out); /* unknown: no pool yet */
+    pool_put(&k, pooled_of(fake_new(true, "t0"), now), pool_generation());
+    char name[16];
+    for (int i = 1; i < 6; i++) {
+        pool_take(&k, now, &out);
+        CHECK(out.sess != NULL);
+        drop_taken(&out);
+        snprintf(name, sizeof name, "t%d", i);
+        pool_put(&k, pooled_of(fake_new(true, name), now), pool_generation());
+    }
+    for (int i = 0; i < 4; i++) {
+        snprintf(name, sizeof name, "u%d", i);
+        pool_put(&k, pooled_of(fake_new(true, name), now), pool_generation());
+    }
+    CHECK(fake_live() == 2);
+    for (int i = 0; i < 2; i++) {
+        pool_take(&k, now, &out);
+        drop_taken(&out);
+    }
+}
+
+/* At most POOL_MAX, however many handshakes find it empty. */
+TEST(pool_grows_to_pool_max)
+{
+    struct key k;
+    struct pooled out;
+    time_t now = time(NULL);
+    core_setup(8, 1024, NULL);
+    make_key(&k, KEY_OPENSSL_CLIENT, "a.test");
+    pool_put(&k, pooled_of(fake_new(true, "w"), now), pool_generation());
+    pool_take(&k, now, &out);
+    drop_taken(&out);
+    for (int i = 0; i < 3 * POOL_MAX; i++)
+        pool_take(&k, now, &out);
+    char name[16];
+    for (int i = 0; i < POOL_MAX + 10; i++) {
+        snprintf(name, sizeof name, "m%d", i);
+        pool_put(&k, pooled_of(fake_new(true, name), now), pool_generation());
+    }
+    CHECK(fake_live() == POOL_MAX);
+    for (int i = 0; i < POOL_MAX; i++) {
+        pool_take(&k, now, &out);
+        CHECK(out.sess != NULL);
+        drop_taken(&out);
+    }
+}
+
+TEST(pool_size_one_keeps_one)
+{
+    struct key k;
+    struct pooled a, b;
+    time_t now = time(NULL);
+    core_setup(1, 1024, NULL);
+    make_key(&k, KEY_OPENSSL_CLIENT, "a.test");
+    pool_put(&k, pooled_of(fake_new(true, "1"), now), pool_generation());
+    pool_put(&k, pooled_of(fake_new(true, "2"), now), pool_generation());
+    CHECK(fake_live() == 1);
+    pool_take(&k, now, &a);
+    pool_take(&k, now, &b);
+    CHECK(ticket_is(&a, "2"));
+    CHECK(b.sess == NULL);
+    drop_taken(&a);
+}
+
 TEST(pool_max_hosts_evicts_lru)
 {
     struct key ka, kb, kc;
