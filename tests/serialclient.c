@@ -9,6 +9,9 @@
  *   fork     the new-session callback serializes each ticket and returns 0;
  *            conn1; a child offers the bytes and exits; then the parent
  *            connects with no session of its own
+ *   inherit  conn1 stays open across a fork; the child takes its session
+ *            (SSL_get1_session), offers it and exits; the parent then
+ *            frees conn1 and connects with no session of its own
  *   persist  the new-session callback serializes each ticket and returns 0
  *            (as Node's session events do), and FILE keeps them across
  *            runs: each ticket in FILE is offered on a connection of its
@@ -50,8 +53,29 @@ static int newsess(SSL *s, SSL_SESSION *sess)
     return 0;
 }
 
+/* One request, its tickets read; then the connection and its socket are
+ * freed, unless keep is given: then *keep has it open (NULL on failure). */
+static int request(SSL_CTX *ctx, int port, const char *what, SSL_SESSION *own, int grab,
+                   SSL **keep);
+
 static int run(SSL_CTX *ctx, int port, const char *what, SSL_SESSION *own, int grab)
 {
+    return request(ctx, port, what, own, grab, NULL);
+}
+
+static void end(SSL *s)
+{
+    int fd = SSL_get_fd(s);
+    SSL_shutdown(s);
+    SSL_free(s);
+    close(fd);
+}
+
+static int request(SSL_CTX *ctx, int port, const char *what, SSL_SESSION *own, int grab,
+                   SSL **keep)
+{
+    if (keep != NULL)
+        *keep = NULL;
     SSL *s = SSL_new(ctx);
     if (own) SSL_set_session(s, own);
     int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -75,9 +99,10 @@ static int run(SSL_CTX *ctx, int port, const char *what, SSL_SESSION *own, int g
     printf("%s: ok=%d reused=%d\n", what, ok, ok ? SSL_session_reused(s) : -1);
     fflush(stdout);
     ERR_clear_error();
-    SSL_shutdown(s);
-    SSL_free(s);
-    close(fd);
+    if (keep != NULL)
+        *keep = ok ? s : NULL;
+    if (keep == NULL || !ok)
+        end(s);
     return ok;
 }
 
@@ -113,6 +138,18 @@ int main(int argc, char **argv)
             _exit(0);
         }
         waitpid(pid, NULL, 0);
+        run(ctx, port, "parent", NULL, 0);
+    } else if (!strcmp(mode, "inherit")) {
+        SSL *s1;
+        request(ctx, port, "conn1", NULL, 0, &s1);
+        pid_t pid = fork();
+        if (pid == 0) {
+            run(ctx, port, "child", s1 ? SSL_get1_session(s1) : NULL, 0);
+            _exit(0);
+        }
+        waitpid(pid, NULL, 0);
+        if (s1)
+            end(s1);
         run(ctx, port, "parent", NULL, 0);
     } else if (!strcmp(mode, "upref")) {
         cbmode = 2;

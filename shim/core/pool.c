@@ -557,14 +557,20 @@ static void atfork_prepare(void)
     pthread_mutex_lock(&lock);
 }
 
+/* A connection open across the fork is the child's as much as the
+ * parent's: the child may take its session, offer it, or go on with the
+ * connection and read the tickets that follow. Neither process can know
+ * what the other does, so in both its generation is stale from now on,
+ * and what it brings stays the program's. */
 static void atfork_parent(void)
 {
+    generation++;
     pthread_mutex_unlock(&lock);
 }
 
 /* The child keeps TLS 1.2 sessions (reusable by design) and gives up every
  * TLS 1.3 ticket, which its parent may offer too. Connections the child
- * inherited publish nothing: their generation is now stale. */
+ * inherited publish nothing: their generation is stale (atfork_parent). */
 static void atfork_child(void)
 {
     pthread_mutex_init(&lock, NULL);
