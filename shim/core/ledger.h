@@ -10,7 +10,9 @@
  *    (i2d_SSL_SESSION; it may keep the bytes, give them to a child, save
  *    them for a later run), one it offered itself (SSL_set_session,
  *    gnutls_session_set_data), one it holds by reference (kept by its
- *    new-session callback, taken with SSL_get1_session). The shim never
+ *    new-session callback, taken with SSL_get1_session), and whatever a
+ *    connection open across a fork brings (either process may take its
+ *    session: pool.c's generation). The shim never
  *    offers it in the process that holds it, nor in a child. One the
  *    program offered is spent for good: marked the program's in the
  *    store, which never hands it out. One it serialized or took and did
