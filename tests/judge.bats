@@ -929,6 +929,51 @@ PY
     [ -z "$(sed -n 's/.*offered=//p' "$SLOG" | grep -v '^-$')" ]
 }
 
+# Two Unix-domain paths are two servers, though they answer to one name.
+@test "a session earned through one Unix-domain path is never offered through another under the same name" {
+    local t="$BATS_TEST_TMPDIR" good bad i
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$t/bad.key" \
+        -out "$t/bad.pem" -days 2 -subj /CN=localhost -addext subjectAltName=DNS:localhost 2>/dev/null
+    # servers that take each other's tickets, the second's certificate one
+    # the client does not trust, each behind a path of its own
+    start_psk --tls13 --ticket-keys paths
+    good=$PORT
+    start_psk --tls13 --ticket-keys paths --cert "$t/bad.pem" --key "$t/bad.key"
+    bad=$PORT
+    socat "UNIX-LISTEN:$t/good.sock,fork" "TCP:127.0.0.1:$good" 3>&- &
+    echo $! >> "$BATS_TEST_TMPDIR/pids"
+    socat "UNIX-LISTEN:$t/bad.sock,fork" "TCP:127.0.0.1:$bad" 3>&- &
+    echo $! >> "$BATS_TEST_TMPDIR/pids"
+    for i in $(seq 100); do [ -S "$t/good.sock" ] && [ -S "$t/bad.sock" ] && break; sleep 0.05; done
+    cat > "$t/fetch.py" <<PY
+import socket, ssl, sys
+ctx = ssl.create_default_context(cafile="$CA")
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+try:
+    c = ctx.wrap_socket(s, server_hostname="localhost")
+    c.sendall(b"GET / HTTP/1.0\\r\\n\\r\\n")
+    while c.recv(4096):
+        pass
+    print("ok", c.session_reused)
+except Exception:
+    print("fail"); sys.exit(1)
+PY
+    run timeout 60 "$PY" "$t/fetch.py" "$t/bad.sock"
+    assert_failure
+    rm -rf "$STORE"
+    for i in 1 2; do
+        run shimmed "$PY" "$t/fetch.py" "$t/good.sock"
+        assert_success
+    done
+    assert_output "ok True"
+    run shimmed "$PY" "$t/fetch.py" "$t/bad.sock"
+    assert_failure
+    assert_output fail
+    # nothing was offered to the second server
+    [ -z "$(sed -n 's/.*offered=//p' "$SLOG" | grep -v '^-$')" ]
+}
+
 @test "Python pinning the new key of a renewed server, TLS 1.3 and 1.2: one run fails at most" {
     make_leaf renewed localhost
     cat > "$BATS_TEST_TMPDIR/pin.py" <<'PY'

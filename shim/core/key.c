@@ -95,12 +95,19 @@ void key_put_peer(struct key *k, const char *sni, int fd, bool listed)
         alen = max > 0 && un->sun_path[0] != '\0' ? strnlen(un->sun_path, max) : max;
         addr = alen > 0 ? un->sun_path : NULL;
     }
-    if (addr == NULL)
+    /* A Unix-domain path is one server, whatever name it answers to: two
+     * paths under one name were taken for one server, and a session of one
+     * offered to the other (which took it, sharing ticket keys). A TCP
+     * server is its name and port: the addresses a name resolves to are
+     * one service, as curl's own session cache takes them. */
+    if (addr == NULL) {
         k->len = 0;
-    else if (sni != NULL)
-        key_put_str(k, 'n', sni);
-    else
-        key_put(k, 'a', addr, alen);
+    } else {
+        if (sni != NULL)
+            key_put_str(k, 'n', sni);
+        if (sni == NULL || ss.ss_family == AF_UNIX)
+            key_put(k, 'a', addr, alen);
+    }
     key_put_num(k, 'p', port);
     /* The name the store lists the server under, once salted and hashed;
      * without a store, nothing reads it (its formatting cost 2,700
