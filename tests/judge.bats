@@ -883,18 +883,22 @@ stop_last_server() {
     assert_equal "$(SLOG=$first_log resumed)" 2
 }
 
-# A pinning Python program checks the server's key after the handshake and
-# closes the socket unused: the SSL is freed, never shut down.
-@test "through an HTTP proxy (the socket is the proxy's), a session earned on one port of a name is never offered to another: urllib and wget fail as without the shim" {
-    local t="$BATS_TEST_TMPDIR" good bad pp i
+# start_twins KEYS: two servers that take each other's tickets (ticket keys
+# KEYS), on ports $good and $bad; the second's certificate is one the
+# client does not trust.
+start_twins() {
+    local t="$BATS_TEST_TMPDIR"
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$t/bad.key" \
         -out "$t/bad.pem" -days 2 -subj /CN=localhost -addext subjectAltName=DNS:localhost 2>/dev/null
-    # two servers that take each other's tickets; the second's certificate
-    # is one the client does not trust
-    start_psk --tls13 --ticket-keys proxied
+    start_psk --tls13 --ticket-keys "$1"
     good=$PORT
-    start_psk --tls13 --ticket-keys proxied --cert "$t/bad.pem" --key "$t/bad.key"
+    start_psk --tls13 --ticket-keys "$1" --cert "$t/bad.pem" --key "$t/bad.key"
     bad=$PORT
+}
+
+@test "through an HTTP proxy (the socket is the proxy's), a session earned on one port of a name is never offered to another: urllib and wget fail as without the shim" {
+    local t="$BATS_TEST_TMPDIR" good bad pp i
+    start_twins proxied
     "$PY" "$ROOT/tests/servers/connectproxy.py" "$t/pp" 3>&- &
     echo $! >> "$BATS_TEST_TMPDIR/pids"
     for i in $(seq 100); do [ -s "$t/pp" ] && break; sleep 0.05; done
@@ -932,14 +936,8 @@ PY
 # Two Unix-domain paths are two servers, though they answer to one name.
 @test "a session earned through one Unix-domain path is never offered through another under the same name" {
     local t="$BATS_TEST_TMPDIR" good bad i
-    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$t/bad.key" \
-        -out "$t/bad.pem" -days 2 -subj /CN=localhost -addext subjectAltName=DNS:localhost 2>/dev/null
-    # servers that take each other's tickets, the second's certificate one
-    # the client does not trust, each behind a path of its own
-    start_psk --tls13 --ticket-keys paths
-    good=$PORT
-    start_psk --tls13 --ticket-keys paths --cert "$t/bad.pem" --key "$t/bad.key"
-    bad=$PORT
+    # each behind a path of its own
+    start_twins paths
     socat "UNIX-LISTEN:$t/good.sock,fork" "TCP:127.0.0.1:$good" 3>&- &
     echo $! >> "$BATS_TEST_TMPDIR/pids"
     socat "UNIX-LISTEN:$t/bad.sock,fork" "TCP:127.0.0.1:$bad" 3>&- &
@@ -974,6 +972,8 @@ PY
     [ -z "$(sed -n 's/.*offered=//p' "$SLOG" | grep -v '^-$')" ]
 }
 
+# A pinning Python program checks the server's key after the handshake and
+# closes the socket unused: the SSL is freed, never shut down.
 @test "Python pinning the new key of a renewed server, TLS 1.3 and 1.2: one run fails at most" {
     make_leaf renewed localhost
     cat > "$BATS_TEST_TMPDIR/pin.py" <<'PY'

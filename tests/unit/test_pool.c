@@ -5,6 +5,14 @@
 #include "helpers.h"
 #include "unit.h"
 
+/* A core with the default pool and one server's key, a.test. */
+static time_t one_server(struct key *k)
+{
+    core_setup(8, 1024, NULL);
+    make_key(k, KEY_OPENSSL_CLIENT, "a.test");
+    return time(NULL);
+}
+
 /* A core with the default pool and two servers' keys, a.test and b.test. */
 static time_t two_servers(struct key *k1, struct key *k2)
 {
@@ -28,9 +36,7 @@ TEST(pool_tls13_single_use)
 {
     struct key k;
     struct pooled out;
-    time_t now = time(NULL);
-    core_setup(8, 1024, NULL);
-    make_key(&k, KEY_OPENSSL_CLIENT, "a.test");
+    time_t now = one_server(&k);
     struct fake_sess *t = fake_new(true, "T1");
     pool_put(&k, pooled_of(t, now), pool_generation());
     pool_take(&k, now, &out);
@@ -46,9 +52,7 @@ TEST(pool_tls13_newest_first)
 {
     struct key k;
     struct pooled a, b, c;
-    time_t now = time(NULL);
-    core_setup(8, 1024, NULL);
-    make_key(&k, KEY_OPENSSL_CLIENT, "a.test");
+    time_t now = one_server(&k);
     pool_put(&k, pooled_of(fake_new(true, "old"), now), pool_generation());
     pool_put(&k, pooled_of(fake_new(true, "new"), now), pool_generation());
     pool_take(&k, now, &a);
@@ -65,9 +69,7 @@ TEST(pool_tls12_private_copies)
 {
     struct key k;
     struct pooled a, b;
-    time_t now = time(NULL);
-    core_setup(8, 1024, NULL);
-    make_key(&k, KEY_OPENSSL_CLIENT, "a.test");
+    time_t now = one_server(&k);
     struct fake_sess *s = fake_new(false, "S12");
     struct pooled p = pooled_of(s, now);
     p.chain = (struct chain){.ops = &fake_ops, .certs = fake_certs_new("CERT")};
@@ -95,9 +97,7 @@ TEST(pool_return_tls13_goes_back)
 {
     struct key k;
     struct pooled a, b;
-    time_t now = time(NULL);
-    core_setup(8, 1024, NULL);
-    make_key(&k, KEY_OPENSSL_CLIENT, "a.test");
+    time_t now = one_server(&k);
     struct fake_sess *t = fake_new(true, "T");
     pool_put(&k, pooled_of(t, now), pool_generation());
     pool_take(&k, now, &a);
@@ -112,9 +112,7 @@ TEST(pool_return_tls12_frees_copy)
 {
     struct key k;
     struct pooled a;
-    time_t now = time(NULL);
-    core_setup(8, 1024, NULL);
-    make_key(&k, KEY_OPENSSL_CLIENT, "a.test");
+    time_t now = one_server(&k);
     struct fake_sess *s = fake_new(false, "S");
     pool_put(&k, pooled_of(s, now), pool_generation());
     pool_take(&k, now, &a);
@@ -218,9 +216,7 @@ TEST(pool_grows_to_pool_max)
 {
     struct key k;
     struct pooled out;
-    time_t now = time(NULL);
-    core_setup(8, 1024, NULL);
-    make_key(&k, KEY_OPENSSL_CLIENT, "a.test");
+    time_t now = one_server(&k);
     pool_put(&k, pooled_of(fake_new(true, "w"), now), pool_generation());
     pool_take(&k, now, &out);
     drop_taken(&out);
@@ -288,9 +284,7 @@ TEST(pool_expired_not_offered)
 {
     struct key k;
     struct pooled out;
-    time_t now = time(NULL);
-    core_setup(8, 1024, NULL);
-    make_key(&k, KEY_OPENSSL_CLIENT, "a.test");
+    time_t now = one_server(&k);
     struct pooled p = pooled_of(fake_new(true, "fresh"), now);
     pool_put(&k, p, pool_generation());
     p = pooled_of(fake_new(true, "stale"), now);
@@ -313,9 +307,7 @@ TEST(pool_not_resumable_not_offered)
 {
     struct key k;
     struct pooled out;
-    time_t now = time(NULL);
-    core_setup(8, 1024, NULL);
-    make_key(&k, KEY_OPENSSL_CLIENT, "a.test");
+    time_t now = one_server(&k);
     struct fake_sess *t = fake_new(true, "T"), *s = fake_new(false, "S");
     pool_put(&k, pooled_of(s, now), pool_generation());
     pool_put(&k, pooled_of(t, now), pool_generation());
@@ -330,9 +322,7 @@ TEST(pool_put_stale_generation_dropped)
 {
     struct key k;
     struct pooled out;
-    time_t now = time(NULL);
-    core_setup(8, 1024, NULL);
-    make_key(&k, KEY_OPENSSL_CLIENT, "a.test");
+    time_t now = one_server(&k);
     pool_put(&k, pooled_of(fake_new(true, "T"), now), pool_generation() + 1);
     CHECK(fake_live() == 0);
     pool_take(&k, now, &out);
@@ -406,9 +396,7 @@ static bool offered(const struct key *k, time_t now)
 TEST(pool_verdict_backoff)
 {
     struct key k;
-    time_t now = time(NULL);
-    core_setup(8, 1024, NULL);
-    make_key(&k, KEY_OPENSSL_CLIENT, "a.test");
+    time_t now = one_server(&k);
     /* A TLS 1.2 session stays: every take offers unless told to skip. */
     pool_put(&k, pooled_of(fake_new(false, "S"), now), pool_generation());
     pool_verdict(&k, false);
@@ -433,9 +421,7 @@ TEST(pool_verdict_backoff)
 TEST(pool_verdict_pause_caps_at_64)
 {
     struct key k;
-    time_t now = time(NULL);
-    core_setup(8, 1024, NULL);
-    make_key(&k, KEY_OPENSSL_CLIENT, "a.test");
+    time_t now = one_server(&k);
     pool_put(&k, pooled_of(fake_new(false, "S"), now), pool_generation());
     for (int i = 0; i < 20; i++)
         pool_verdict(&k, false);
