@@ -344,12 +344,34 @@ static void *handshake_thread(void *arg)
     return NULL;
 }
 
+/* A server on scred and a client on ccred, over the socket pair sv. */
+static void pair_init(struct side *srv, struct side *cli, gnutls_certificate_credentials_t scred,
+                      gnutls_certificate_credentials_t ccred, const int sv[2])
+{
+    gnutls_init(&srv->s, GNUTLS_SERVER);
+    gnutls_init(&cli->s, GNUTLS_CLIENT);
+    gnutls_set_default_priority(srv->s);
+    gnutls_set_default_priority(cli->s);
+    gnutls_credentials_set(srv->s, GNUTLS_CRD_CERTIFICATE, scred);
+    gnutls_credentials_set(cli->s, GNUTLS_CRD_CERTIFICATE, ccred);
+    gnutls_transport_set_int(srv->s, sv[0]);
+    gnutls_transport_set_int(cli->s, sv[1]);
+}
+
+/* Both handshakes, the server's in a thread of its own. */
+static void pair_handshake(struct side *srv, struct side *cli)
+{
+    pthread_t t;
+    pthread_create(&t, NULL, handshake_thread, srv);
+    handshake_thread(cli);
+    pthread_join(t, NULL);
+}
+
 static void ca_names(const char *cert, const char *key)
 {
     gnutls_certificate_credentials_t ccred;
     struct side srv = {0}, cli = {0};
     int sv[2];
-    pthread_t t;
     int r = gnutls_certificate_set_x509_key_file(cred, cert, key, GNUTLS_X509_FMT_PEM);
     if (r < 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) {
         printf("canames: %s\n", err(r));
@@ -357,18 +379,9 @@ static void ca_names(const char *cert, const char *key)
     }
     gnutls_certificate_allocate_credentials(&ccred);
     gnutls_certificate_set_retrieve_function2(ccred, ca_names_cb);
-    gnutls_init(&srv.s, GNUTLS_SERVER);
-    gnutls_init(&cli.s, GNUTLS_CLIENT);
-    gnutls_set_default_priority(srv.s);
-    gnutls_set_default_priority(cli.s);
-    gnutls_credentials_set(srv.s, GNUTLS_CRD_CERTIFICATE, cred);
-    gnutls_credentials_set(cli.s, GNUTLS_CRD_CERTIFICATE, ccred);
+    pair_init(&srv, &cli, cred, ccred, sv);
     gnutls_certificate_server_set_request(srv.s, GNUTLS_CERT_REQUEST);
-    gnutls_transport_set_int(srv.s, sv[0]);
-    gnutls_transport_set_int(cli.s, sv[1]);
-    pthread_create(&t, NULL, handshake_thread, &srv);
-    handshake_thread(&cli);
-    pthread_join(t, NULL);
+    pair_handshake(&srv, &cli);
     printf("canames: client %s server %s\n", err(cli.r), err(srv.r));
     gnutls_deinit(cli.s);
     gnutls_deinit(srv.s);
@@ -390,18 +403,8 @@ static void cred_verify(const char *cert, const char *key)
         gnutls_certificate_free_credentials(scred);
         return;
     }
-    gnutls_init(&srv.s, GNUTLS_SERVER);
-    gnutls_init(&cli.s, GNUTLS_CLIENT);
-    gnutls_set_default_priority(srv.s);
-    gnutls_set_default_priority(cli.s);
-    gnutls_credentials_set(srv.s, GNUTLS_CRD_CERTIFICATE, scred);
-    gnutls_credentials_set(cli.s, GNUTLS_CRD_CERTIFICATE, cred);
-    gnutls_transport_set_int(srv.s, sv[0]);
-    gnutls_transport_set_int(cli.s, sv[1]);
-    pthread_t t;
-    pthread_create(&t, NULL, handshake_thread, &srv);
-    handshake_thread(&cli);
-    pthread_join(t, NULL);
+    pair_init(&srv, &cli, scred, cred, sv);
+    pair_handshake(&srv, &cli);
     unsigned status = 0;
     int v = cli.r == 0 ? gnutls_certificate_verify_peers2(cli.s, &status) : cli.r;
     printf("credverify %s: client %s server %s verify %s status 0x%x\n", cert, err(cli.r),
