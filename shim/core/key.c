@@ -56,7 +56,8 @@ void key_put_str(struct key *k, char tag, const char *s)
 }
 
 /* A session is offered where it was earned only: to the same name and
- * port, or without a name to the same address. A connection whose socket
+ * port, or without a name to the same address; through a Unix-domain
+ * socket, to the same path (and name) only. A connection whose socket
  * is not known exactly has no key; nor has one whose TCP socket carried
  * bytes before the handshake began: a program that tunnels through an
  * HTTP proxy (Python's urllib, wget) hands TLS the proxy's socket, whose
