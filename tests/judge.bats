@@ -972,6 +972,48 @@ PY
     [ -z "$(sed -n 's/.*offered=//p' "$SLOG" | grep -v '^-$')" ]
 }
 
+# A relative path names a file only from the directory its server was in:
+# two servers that bound the same relative path in two directories show the
+# client one peer name.
+@test "a session earned through a relative Unix-domain path is never offered through another bound the same way" {
+    local t="$BATS_TEST_TMPDIR" good bad i
+    start_twins relpaths
+    mkdir "$t/good" "$t/bad"
+    (cd "$t/good" && exec socat UNIX-LISTEN:s.sock,fork "TCP:127.0.0.1:$good" 3>&-) &
+    echo $! >> "$BATS_TEST_TMPDIR/pids"
+    (cd "$t/bad" && exec socat UNIX-LISTEN:s.sock,fork "TCP:127.0.0.1:$bad" 3>&-) &
+    echo $! >> "$BATS_TEST_TMPDIR/pids"
+    for i in $(seq 100); do [ -S "$t/good/s.sock" ] && [ -S "$t/bad/s.sock" ] && break; sleep 0.05; done
+    cat > "$t/fetch.py" <<PY
+import socket, ssl, sys
+ctx = ssl.create_default_context(cafile="$CA")
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+print(s.getpeername())
+try:
+    c = ctx.wrap_socket(s, server_hostname="localhost")
+    c.sendall(b"GET / HTTP/1.0\\r\\n\\r\\n")
+    while c.recv(4096):
+        pass
+    print("ok", c.session_reused)
+except Exception:
+    print("fail"); sys.exit(1)
+PY
+    run timeout 60 "$PY" "$t/fetch.py" "$t/bad/s.sock"
+    assert_failure
+    rm -rf "$STORE"
+    for i in 1 2; do
+        run shimmed "$PY" "$t/fetch.py" "$t/good/s.sock"
+        assert_success
+        assert_line s.sock
+    done
+    run shimmed "$PY" "$t/fetch.py" "$t/bad/s.sock"
+    assert_failure
+    assert_line fail
+    # nothing was offered to the second server
+    [ -z "$(sed -n 's/.*offered=//p' "$SLOG" | grep -v '^-$')" ]
+}
+
 # A pinning Python program checks the server's key after the handshake and
 # closes the socket unused: the SSL is freed, never shut down.
 @test "Python pinning the new key of a renewed server, TLS 1.3 and 1.2: one run fails at most" {

@@ -90,10 +90,11 @@ int main(void)
         fail("decoded: verifies");
     unsigned char *before = NULL;
     int blen = i2d_X509_CINF((X509_CINF *)x, &before);
-    /* The setters copy into the part without marking it changed
-     * (crypto/x509/x509_set.c, 3.0.19): X509_verify checks the decoded
-     * encoding still, and so does the key. i2d_re_X509_tbs marks it: a new
-     * encoding, which the old signature does not cover. */
+    /* In 3.0.19 the setters copy into the part without marking it changed
+     * (crypto/x509/x509_set.c): X509_verify checks the decoded encoding
+     * still, and so does the key; 3.5.9's subject setter marks it, and both
+     * then see a new one. i2d_re_X509_tbs marks it: a new encoding, which
+     * the old signature does not cover. */
     ASN1_INTEGER *serial = ASN1_INTEGER_new();
     ASN1_INTEGER_set(serial, 2);
     X509_set_serialNumber(x, serial);

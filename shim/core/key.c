@@ -56,8 +56,9 @@ void key_put_str(struct key *k, char tag, const char *s)
 }
 
 /* A session is offered where it was earned only: to the same name and
- * port, or without a name to the same address. A connection whose socket
- * is not known exactly has no key; nor has one whose TCP socket carried
+ * port, or without a name to the same address; through a Unix-domain
+ * socket, to the same absolute path (and name) only. A connection whose
+ * socket is not known exactly has no key; nor has one whose TCP socket carried
  * bytes before the handshake began: a program that tunnels through an
  * HTTP proxy (Python's urllib, wget) hands TLS the proxy's socket, whose
  * port is the proxy's, the same for every port of a name behind it (a
@@ -93,7 +94,12 @@ void key_put_peer(struct key *k, const char *sni, int fd, bool listed)
                          ? sl - offsetof(struct sockaddr_un, sun_path)
                          : 0;
         alen = max > 0 && un->sun_path[0] != '\0' ? strnlen(un->sun_path, max) : max;
-        addr = alen > 0 ? un->sun_path : NULL;
+        /* A relative path is the one its server bound, from a directory
+         * the client cannot see: two servers that bound the same one in
+         * two directories showed one name, and one took the other's
+         * session. No key. */
+        bool relative = alen > 0 && un->sun_path[0] != '\0' && un->sun_path[0] != '/';
+        addr = alen > 0 && !relative ? un->sun_path : NULL;
     }
     /* A Unix-domain path is one server, whatever name it answers to: two
      * paths under one name were taken for one server, and a session of one

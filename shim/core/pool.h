@@ -34,7 +34,8 @@ void pool_take(const struct key *k, time_t now, struct pooled *out);
  * for the others, a TLS 1.2 copy is dropped. */
 void pool_return(const struct key *k, struct pooled p, unsigned gen);
 /* A session the server sent, now the pool's; dropped when gen is not the
- * current fork generation (a parent's connection seen in a child). */
+ * current fork generation (a connection open across a fork, seen in the
+ * child or in the parent). */
 void pool_put(const struct key *k, struct pooled p, unsigned gen);
 /* A process may never exit cleanly (apt's methods end in _exit on
  * SIGINT), and still leaves what it earned: the first session of each

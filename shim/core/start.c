@@ -42,8 +42,12 @@ static void start(void)
         LOG(LOG_WARN, "pthread_atfork failed; resumption is off");
         return;
     }
-    pool_init(cfg);
+    /* The fork handlers take the rooms' locks in the order they register:
+     * the store's first, as store_take asks the ledger under the pools'
+     * lock while it holds its own (ledger.c); the other way round, a fork
+     * and a take of another thread each waited on the other for good. */
     store_init(cfg);
+    pool_init(cfg);
     __atomic_store_n(&up, true, __ATOMIC_RELEASE);
     LOG(LOG_INFO, "active: pool %d per server, max age %lds, %ld servers%s",
         cfg->pool_size, cfg->max_age, cfg->max_hosts, cfg->server ? "; server mode" : "");

@@ -5,10 +5,14 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "helpers.h"
+#include "start.h"
 #include "unit.h"
 
 #define HOST "secret-host.example"
@@ -350,5 +354,67 @@ TEST(store_receives_overflow_in_batches)
     CHECK(in_child(overflowing_writer, NULL));
     CHECK(entries() == 1);
     CHECK(in_child(overflow_reader, NULL));
+    remove_store_dir();
+}
+
+/* A fork while another thread takes from the store: store_take asks the
+ * ledger, under the pools' lock, while it holds the store's, so the fork
+ * handlers must take the store's lock first too, or the fork and the take
+ * wait on each other for good. Set up as a program is (core_start), with a
+ * TLS 1.3 ticket in the store that the program took: every take then asks
+ * the ledger and leaves it there. */
+static volatile bool stop_taking;
+
+static void *taker(void *arg)
+{
+    const struct key *k = arg;
+    struct pooled out;
+    while (!__atomic_load_n(&stop_taking, __ATOMIC_RELAXED)) {
+        pool_take(k, time(NULL), &out);
+        drop_taken(&out);
+    }
+    return NULL;
+}
+
+static bool forks_while_taking(void *arg)
+{
+    (void)arg;
+    struct key k;
+    bool started;
+    setenv("RESUMESHIM_STORE", store_dir, 1);
+    core_start(&started);
+    if (!started || !store_on())
+        return false;
+    make_key(&k, KEY_OPENSSL_CLIENT, HOST);
+    struct fake_sess *mine = fake_new(true, "H");
+    ledger_took(&k, &fake_ops, mine);
+    fake_ops.free(mine);
+    pthread_t t;
+    if (pthread_create(&t, NULL, taker, &k) != 0)
+        return false;
+    /* A deadlock ends here, the test failed. */
+    alarm(30);
+    for (int i = 0; i < 400; i++) {
+        pid_t pid = fork();
+        if (pid == 0)
+            _exit(0);
+        if (pid > 0)
+            waitpid(pid, NULL, 0);
+    }
+    alarm(0);
+    __atomic_store_n(&stop_taking, true, __ATOMIC_RELAXED);
+    pthread_join(t, NULL);
+    return true;
+}
+
+TEST(store_fork_while_taking)
+{
+    CHECK(make_store_dir());
+    struct step w = {.tls13 = true, .ticket = "H"};
+    CHECK(in_child(writer, &w));
+    CHECK(entries() == 1);
+    CHECK(in_child(forks_while_taking, NULL));
+    /* Nothing took it. */
+    CHECK(entries() == 1);
     remove_store_dir();
 }

@@ -82,8 +82,9 @@ void sigcache_init(void)
  * address goes to ASN1_item_verify_ex with X509_CINF_it; tests/
  * sigkeycheck.c compares the encodings on the running library), so
  * i2d_X509_CINF of the certificate is that encoding: X509_CINF keeps the
- * one it was decoded from until X509_sign or i2d_re_X509_tbs marks it
- * changed (the setters do not: x509_set.c), so this copies those bytes
+ * one it was decoded from until it is marked changed (X509_sign,
+ * i2d_re_X509_tbs; in 3.5.9 also the name, key and version setters, not
+ * in 3.0.19: objdump -d), then both encode anew, so this copies those bytes
  * where i2d_X509 walked the whole certificate's templates (11,000 of a
  * judgment's instructions, two links, callgrind, 3.0.19). The signature's
  * every field is kept (ASN1_STRING's, public), the flags whole.
