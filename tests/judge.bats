@@ -933,21 +933,25 @@ PY
     [ -z "$(sed -n 's/.*offered=//p' "$SLOG" | grep -v '^-$')" ]
 }
 
-# Two Unix-domain paths are two servers, though they answer to one name.
-@test "a session earned through one Unix-domain path is never offered through another under the same name" {
-    local t="$BATS_TEST_TMPDIR" good bad i
-    # each behind a path of its own
-    start_twins paths
-    socat "UNIX-LISTEN:$t/good.sock,fork" "TCP:127.0.0.1:$good" 3>&- &
+# unix_relay DIR PATH PORT: a relay from the Unix-domain socket PATH, bound
+# in DIR, to 127.0.0.1:PORT.
+unix_relay() {
+    (cd "$1" && exec socat "UNIX-LISTEN:$2,fork" "TCP:127.0.0.1:$3" 3>&-) &
     echo $! >> "$BATS_TEST_TMPDIR/pids"
-    socat "UNIX-LISTEN:$t/bad.sock,fork" "TCP:127.0.0.1:$bad" 3>&- &
-    echo $! >> "$BATS_TEST_TMPDIR/pids"
-    for i in $(seq 100); do [ -S "$t/good.sock" ] && [ -S "$t/bad.sock" ] && break; sleep 0.05; done
-    cat > "$t/fetch.py" <<PY
+}
+
+# unix_fetch FILE [peer]: writes a Python client that fetches a page through
+# the Unix-domain socket it is given, trusting $CA, and prints "ok" and
+# whether the session was resumed, or "fail"; with peer, the socket's peer
+# name first.
+unix_fetch() {
+    cat > "$1" <<PY
 import socket, ssl, sys
 ctx = ssl.create_default_context(cafile="$CA")
 s = socket.socket(socket.AF_UNIX)
 s.connect(sys.argv[1])
+if "${2:-}":
+    print(s.getpeername())
 try:
     c = ctx.wrap_socket(s, server_hostname="localhost")
     c.sendall(b"GET / HTTP/1.0\\r\\n\\r\\n")
@@ -957,6 +961,17 @@ try:
 except Exception:
     print("fail"); sys.exit(1)
 PY
+}
+
+# Two Unix-domain paths are two servers, though they answer to one name.
+@test "a session earned through one Unix-domain path is never offered through another under the same name" {
+    local t="$BATS_TEST_TMPDIR" good bad i
+    # each behind a path of its own
+    start_twins paths
+    unix_relay "$t" "$t/good.sock" "$good"
+    unix_relay "$t" "$t/bad.sock" "$bad"
+    for i in $(seq 100); do [ -S "$t/good.sock" ] && [ -S "$t/bad.sock" ] && break; sleep 0.05; done
+    unix_fetch "$t/fetch.py"
     run timeout 60 "$PY" "$t/fetch.py" "$t/bad.sock"
     assert_failure
     rm -rf "$STORE"
@@ -979,26 +994,10 @@ PY
     local t="$BATS_TEST_TMPDIR" good bad i
     start_twins relpaths
     mkdir "$t/good" "$t/bad"
-    (cd "$t/good" && exec socat UNIX-LISTEN:s.sock,fork "TCP:127.0.0.1:$good" 3>&-) &
-    echo $! >> "$BATS_TEST_TMPDIR/pids"
-    (cd "$t/bad" && exec socat UNIX-LISTEN:s.sock,fork "TCP:127.0.0.1:$bad" 3>&-) &
-    echo $! >> "$BATS_TEST_TMPDIR/pids"
+    unix_relay "$t/good" s.sock "$good"
+    unix_relay "$t/bad" s.sock "$bad"
     for i in $(seq 100); do [ -S "$t/good/s.sock" ] && [ -S "$t/bad/s.sock" ] && break; sleep 0.05; done
-    cat > "$t/fetch.py" <<PY
-import socket, ssl, sys
-ctx = ssl.create_default_context(cafile="$CA")
-s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1])
-print(s.getpeername())
-try:
-    c = ctx.wrap_socket(s, server_hostname="localhost")
-    c.sendall(b"GET / HTTP/1.0\\r\\n\\r\\n")
-    while c.recv(4096):
-        pass
-    print("ok", c.session_reused)
-except Exception:
-    print("fail"); sys.exit(1)
-PY
+    unix_fetch "$t/fetch.py" peer
     run timeout 60 "$PY" "$t/fetch.py" "$t/bad/s.sock"
     assert_failure
     rm -rf "$STORE"
