@@ -564,7 +564,8 @@ static void atfork_prepare(void)
  * and what it brings stays the program's. */
 static void atfork_parent(void)
 {
-    generation++;
+    /* Atomic: other threads read it without the lock (pool_generation). */
+    __atomic_add_fetch(&generation, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&lock);
 }
 
