@@ -405,3 +405,39 @@ fp() { openssl x509 -in "$1" -noout -fingerprint -sha256 | cut -d= -f2 | tr -d :
     echo "CPU: ${plain} us without, ${shim} us with the shim" >&3
     [ $(( shim * 5 )) -lt "$plain" ]
 }
+
+# The index of what credentials loaded, kept in the store: the next
+# processes parse nothing they loaded before, and answer the same; a
+# damaged record is read as none, and a file changed since is parsed anew.
+@test "GnuTLS trust: credentials' loads with the store, the next processes, a damaged record" {
+    local steps plain rec f="$BATS_TEST_TMPDIR/ca.pem"
+    cp "$FX/bundle.pem" "$f"
+    steps=(credonly credfile "$FX/sys/ca-certificates.crt" creddir "$FX/sys" credverify "$CERT" "$KEY"
+        credissuer "$FX/leafdup.pem" credonly credfile "$f" credissuer "$FX/leafdup.pem"
+        credissuer "$FX/leafx.pem" credverify "$CERT" "$KEY" canames "$CERT" "$KEY" credlist)
+    run timeout 120 "$GNUTRUST" "${steps[@]}"
+    assert_success
+    plain=$output
+    export RESUMESHIM_STORE="$BATS_TEST_TMPDIR/store"
+    for _ in 1 2 3; do
+        run with_shim "$GNUTRUST" "${steps[@]}"
+        assert_success
+        assert_equal "$output" "$plain"
+    done
+    rec=$(grep -l '^resumeshim-gnutls-trust 1$' "$RESUMESHIM_STORE"/t-* | head -1)
+    [ -n "$rec" ]
+    # One byte of an entry changed, the sum left as it was.
+    printf '\377' | dd of="$rec" bs=1 seek=$(( $(stat -c %s "$rec") / 2 )) conv=notrunc 2>/dev/null
+    run with_shim "$GNUTRUST" "${steps[@]}"
+    assert_success
+    assert_equal "$output" "$plain"
+    # The file changed since it was recorded: its new bytes are parsed.
+    cp "$FX/shifted.pem" "$f"
+    run timeout 120 "$GNUTRUST" "${steps[@]}"
+    assert_success
+    plain=$output
+    run with_shim "$GNUTRUST" "${steps[@]}"
+    assert_success
+    assert_equal "$output" "$plain"
+    assert_line "credfile $f: $(( ALL + 1 ))"
+}

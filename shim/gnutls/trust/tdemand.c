@@ -42,6 +42,7 @@
 #include "fork.h"
 #include "tdemand.h"
 #include "tindex.h"
+#include "trecord.h"
 #include "verified.h"
 
 struct op {
@@ -114,7 +115,7 @@ static void make_whole(struct dlist *d)
     __atomic_sub_fetch(&waiting, 1, __ATOMIC_RELEASE);
     inside++;
     for (size_t i = 0; i < d->nops; i++) {
-        gnutls_datum_t pem = {d->ops[i].c->bytes, (unsigned)d->ops[i].c->len};
+        gnutls_datum_t pem = {(unsigned char *)d->ops[i].c->bytes, (unsigned)d->ops[i].c->len};
         G(gnutls_x509_trust_list_add_trust_mem)(d->real, &pem, NULL, GNUTLS_X509_FMT_PEM,
                                                d->ops[i].flags, d->ops[i].vflags);
     }
@@ -301,6 +302,10 @@ gnutls_x509_trust_list_t tdemand_lookup(gnutls_x509_trust_list_t list,
                  bring_dn(d, G(gnutls_x509_crt_get_raw_issuer_dn), crts[i]);
         if (ok && dn != NULL)
             ok = dn->data != NULL && bring(d, gindex_bucket(dn->data, dn->size));
+        /* Loads are typically done by the first verification: what this
+         * process indexed goes to the store for the next. */
+        if (ok && gindex_news())
+            grecord_save();
         inside--;
         if (ok)
             list = d->shadow != NULL ? d->shadow : list;

@@ -1,9 +1,11 @@
 /* The contents of CA loads, indexed (tindex.h). */
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tindex.h"
+#include "trecord.h"
 
 #define SLOTS 256
 static struct gcontent *slots[SLOTS];
@@ -16,6 +18,9 @@ static struct gcontent *slots[SLOTS];
 #define MAX_BYTES (32u << 20)
 static unsigned kept;
 static size_t kept_bytes;
+static struct gcontent *newest; /* by ->older */
+static bool news;
+static bool store_read;
 
 /* gnulib's hash_pjw_bare, which lib/x509/verify-high.c files a
  * certificate by (3.7.9 and 3.8.9). */
@@ -27,7 +32,7 @@ unsigned gindex_bucket(const unsigned char *dn, size_t len)
     return (unsigned)(h % TINDEX_BUCKETS);
 }
 
-static uint64_t hash_of(const unsigned char *p, size_t n)
+uint64_t gindex_hash(const unsigned char *p, size_t n)
 {
     uint64_t h = 1469598103934665603ULL ^ n;
     size_t i = 0;
@@ -49,7 +54,7 @@ static void content_free(struct gcontent *c)
     for (unsigned i = 0; c->e != NULL && i < c->n; i++)
         greal_free(c->e[i].der.data);
     free(c->e);
-    free(c->bytes);
+    free((void *)c->bytes);
     free(c);
 }
 
@@ -67,6 +72,54 @@ static bool entry_of(gnutls_x509_crt_t crt, struct gentry *e)
     return G(gnutls_x509_crt_export2)(crt, GNUTLS_X509_FMT_DER, &e->der) == 0 && !greal_missing;
 }
 
+static const unsigned char *find(const unsigned char *p, const unsigned char *end,
+                                 const char *s)
+{
+    size_t n = strlen(s);
+    return end - p >= (ptrdiff_t)n ? memmem(p, (size_t)(end - p), s, n) : NULL;
+}
+
+/* Where each certificate's PEM block lies: the next BEGIN line of a
+ * certificate, to the end of its END line's dashes. Taken only when each
+ * block, parsed alone, gives the certificate GnuTLS's parse of the whole
+ * gave in that place (the record keeps these places, never certificates). */
+static bool blocks_of(struct gcontent *c)
+{
+    const unsigned char *p = c->bytes, *end = c->bytes + c->len;
+    for (unsigned i = 0; i < c->n; i++) {
+        const unsigned char *b = p;
+        for (;;) {
+            b = find(b, end, "-----BEGIN ");
+            if (b == NULL)
+                return false;
+            if (find(b, end, "-----BEGIN CERTIFICATE-----") == b ||
+                find(b, end, "-----BEGIN X509 CERTIFICATE-----") == b)
+                break;
+            b += 11;
+        }
+        const unsigned char *e = find(b + 11, end, "-----END ");
+        const unsigned char *dash = e != NULL ? find(e + 9, end, "-----") : NULL;
+        if (dash == NULL)
+            return false;
+        c->e[i].off = (size_t)(b - c->bytes);
+        c->e[i].len = (size_t)(dash + 5 - b);
+        p = dash + 5;
+        gnutls_x509_crt_t crt = NULL;
+        gnutls_datum_t pem = {(unsigned char *)b, (unsigned)c->e[i].len}, der = {NULL, 0};
+        bool same = G(gnutls_x509_crt_init)(&crt) >= 0 &&
+                    G(gnutls_x509_crt_import)(crt, &pem, GNUTLS_X509_FMT_PEM) >= 0 &&
+                    G(gnutls_x509_crt_export2)(crt, GNUTLS_X509_FMT_DER, &der) >= 0 &&
+                    !greal_missing && der.size == c->e[i].der.size &&
+                    memcmp(der.data, c->e[i].der.data, der.size) == 0;
+        greal_free(der.data);
+        if (crt != NULL)
+            G(gnutls_x509_crt_deinit)(crt);
+        if (!same)
+            return false;
+    }
+    return true;
+}
+
 static struct gcontent *index_new(const gnutls_datum_t *pem, uint64_t h)
 {
     gnutls_x509_crt_t *crts = NULL;
@@ -78,7 +131,7 @@ static struct gcontent *index_new(const gnutls_datum_t *pem, uint64_t h)
     bool ok = c != NULL && n > 0 && (c->bytes = malloc(pem->size)) != NULL &&
               (c->e = calloc(n, sizeof *c->e)) != NULL;
     if (ok) {
-        memcpy(c->bytes, pem->data, pem->size);
+        memcpy((void *)c->bytes, pem->data, pem->size);
         c->len = pem->size;
         c->hash = h;
         c->n = n;
@@ -92,41 +145,106 @@ static struct gcontent *index_new(const gnutls_datum_t *pem, uint64_t h)
         content_free(c);
         return NULL;
     }
+    c->blocks = blocks_of(c);
     return c;
+}
+
+static bool keep(struct gcontent *c)
+{
+    size_t size = c->len;
+    for (unsigned i = 0; i < c->n; i++)
+        size += c->e[i].der.size;
+    if (kept >= MAX_CONTENTS || size > MAX_BYTES - kept_bytes)
+        return false;
+    kept++;
+    kept_bytes += size;
+    struct gcontent **slot = &slots[c->hash % SLOTS];
+    c->next = *slot;
+    *slot = c;
+    c->older = newest;
+    newest = c;
+    return true;
+}
+
+bool gindex_adopt(struct gcontent *c)
+{
+    c->hash = gindex_hash(c->bytes, c->len);
+    for (struct gcontent *o = slots[c->hash % SLOTS]; o != NULL; o = o->next)
+        if (o->hash == c->hash && o->len == c->len && memcmp(o->bytes, c->bytes, c->len) == 0)
+            return false;
+    return keep(c);
+}
+
+static void each(const struct gcontent *c, void (*fn)(const struct gcontent *, void *), void *arg)
+{
+    if (c == NULL)
+        return;
+    each(c->older, fn, arg);
+    if (c->blocks)
+        fn(c, arg);
+}
+
+void gindex_each(void (*fn)(const struct gcontent *c, void *arg), void *arg)
+{
+    each(newest, fn, arg);
+}
+
+bool gindex_news(void)
+{
+    bool n = news;
+    news = false;
+    return n;
+}
+
+static struct gcontent *known(const gnutls_datum_t *pem, uint64_t h)
+{
+    for (struct gcontent *c = slots[h % SLOTS]; c != NULL; c = c->next)
+        if (c->hash == h && c->len == pem->size && memcmp(c->bytes, pem->data, c->len) == 0)
+            return c;
+    return NULL;
 }
 
 const struct gcontent *gindex_of(const gnutls_datum_t *pem)
 {
-    uint64_t h = hash_of(pem->data, pem->size);
-    struct gcontent **slot = &slots[h % SLOTS];
-    for (struct gcontent *c = *slot; c != NULL; c = c->next)
-        if (c->hash == h && c->len == pem->size && memcmp(c->bytes, pem->data, c->len) == 0)
-            return c;
+    uint64_t h = gindex_hash(pem->data, pem->size);
+    struct gcontent *k = known(pem, h);
+    if (k == NULL && !store_read) {
+        store_read = true;
+        grecord_load();
+        k = known(pem, h);
+    }
+    if (k != NULL)
+        return k;
     if (kept >= MAX_CONTENTS || pem->size > MAX_BYTES - kept_bytes)
         return NULL;
     struct gcontent *c = index_new(pem, h);
-    if (c != NULL) {
-        size_t size = c->len;
-        for (unsigned i = 0; i < c->n; i++)
-            size += c->e[i].der.size;
-        if (size > MAX_BYTES - kept_bytes) {
-            content_free(c);
-            return NULL;
-        }
-        kept++;
-        kept_bytes += size;
-        c->next = *slot;
-        *slot = c;
+    if (c != NULL && !keep(c)) {
+        content_free(c);
+        return NULL;
     }
+    news |= c != NULL && c->blocks;
     return c;
 }
 
 gnutls_x509_crt_t gindex_crt(const struct gcontent *c, unsigned i)
 {
+    const struct gentry *e = &c->e[i];
     gnutls_x509_crt_t crt = NULL;
     if (G(gnutls_x509_crt_init)(&crt) < 0 || greal_missing)
         return NULL;
-    if (G(gnutls_x509_crt_import)(crt, &c->e[i].der, GNUTLS_X509_FMT_DER) < 0) {
+    gnutls_datum_t pem = {(unsigned char *)c->bytes + e->off, (unsigned)e->len};
+    bool ok = e->der.data != NULL
+                  ? G(gnutls_x509_crt_import)(crt, &e->der, GNUTLS_X509_FMT_DER) >= 0
+                  : G(gnutls_x509_crt_import)(crt, &pem, GNUTLS_X509_FMT_PEM) >= 0;
+    if (ok && e->der.data == NULL) {
+        /* Read from the store: the block must be a certificate of the
+         * bucket the record files it under. */
+        gnutls_datum_t dn = {NULL, 0};
+        ok = G(gnutls_x509_crt_get_raw_dn)(crt, &dn) >= 0 && !greal_missing &&
+             gindex_bucket(dn.data, dn.size) == e->bucket;
+        greal_free(dn.data);
+    }
+    if (!ok) {
         G(gnutls_x509_crt_deinit)(crt);
         return NULL;
     }
