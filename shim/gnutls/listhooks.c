@@ -122,6 +122,22 @@ EXPORT int gnutls_x509_trust_list_get_issuer_by_dn(gnutls_x509_trust_list_t list
     return real_(list, dn, issuer, flags);
 }
 
+/* A certificate of the program's own: GnuTLS files it by the names it had
+ * when it was imported (none, for one never imported), which a certificate
+ * changed since no longer shows (gnutls_x509_crt_get_raw_dn reads the new
+ * ones): the bucket the lookup reads is not known. GnuTLS itself never
+ * calls this; the peer's certificates a verification looks up are
+ * GnuTLS's own, as imported. */
+EXPORT int gnutls_certificate_get_issuer(gnutls_certificate_credentials_t sc,
+                                         gnutls_x509_crt_t cert, gnutls_x509_crt_t *issuer,
+                                         unsigned int flags)
+{
+    REAL_OR(gnutls_certificate_get_issuer, GNUTLS_E_INTERNAL_ERROR);
+    if (gshim_active())
+        tdemand_whole_cred(sc);
+    return real_(sc, cert, issuer, flags);
+}
+
 /* A server's handshake sends the CA names the loads gathered, in load
  * order; a client's never reads them. A session not followed as a client
  * from its gnutls_init counts as a server. */

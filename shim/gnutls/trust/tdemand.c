@@ -22,8 +22,12 @@
  *    end, shorten_clist, the last one's issuer) and of the last one's
  *    subject; retrieve_issuers asks only the list's issuer callback, which
  *    a program can set only on a list it was handed. get_issuer reads the
- *    certificate's issuer bucket, get_issuer_by_dn the name's; and
- *    gnutls_certificate_get_issuer jumps to get_issuer through the PLT.
+ *    certificate's issuer bucket, get_issuer_by_dn the name's. A bucket is
+ *    that of the names the certificate was imported with (x509.c: raw_dn,
+ *    raw_issuer_dn), which gnutls_x509_crt_get_raw_dn gives while it is
+ *    unchanged: so only GnuTLS's own certificates (a peer's, as imported)
+ *    are looked up here; gnutls_certificate_get_issuer, a program's
+ *    certificate, loads the list whole first.
  *  - the client's check of a stapled OCSP response calls
  *    gnutls_ocsp_resp_verify with the credentials' list through the PLT
  *    (hooked: the list is loaded whole first).
@@ -32,8 +36,9 @@
  *    no such function is set and GNUTLS_DEBUG_LEVEL is not.
  * Every other way into a credentials' list loads it whole first (hooks.c):
  * the list handed out, a server session on the credentials, the CA names
- * freed, CRLs, certificates added or removed as objects, a PKCS #11 URL,
- * key-id lookups, named certificates, iteration, OCSP. */
+ * freed, gnutls_certificate_get_issuer, CRLs, certificates added or
+ * removed as objects, a PKCS #11 URL, key-id lookups, named certificates,
+ * iteration, OCSP. */
 #include <stdlib.h>
 #include <string.h>
 
