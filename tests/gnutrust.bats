@@ -75,6 +75,14 @@ gnutrust_fixtures() {
     cat /etc/ssl/certs/ca-certificates.crt dup1.pem dup2.pem dup1.pem rootB.pem intB.pem \
         intA.pem crlca.pem dup3.pem "$2" > bundle.pem
     cat rootA.pem bundle.pem > shifted.pem
+    cat bundle.pem leafdup.pem > withleaf.pem
+    # The system's directory as git reads it (the bundle, then every
+    # certificate by name and by hash link), the test CA among them.
+    mkdir -p sys
+    cp -a /etc/ssl/certs/. sys/
+    cat /etc/ssl/certs/ca-certificates.crt "$2" > sys/ca-certificates.crt
+    cp "$2" sys/resumeshim-test-ca.pem
+    ln -sf resumeshim-test-ca.pem "sys/$(openssl x509 -in "$2" -noout -hash).0"
     printf -- '-----BEGIN CERTIFICATE-----\nMIIB!!!notbase64\n-----END CERTIFICATE-----\n' > bad.pem
     cat dup1.pem bad.pem > partbad.pem
     cat bundle.pem bad.pem > bigbad.pem
@@ -323,4 +331,113 @@ fp() { openssl x509 -in "$1" -noout -fingerprint -sha256 | cut -d= -f2 | tr -d :
         assert_success
         assert_equal "$output" "$plain"
     done
+}
+
+# git (libcurl-gnutls) loads the bundle, then the directory that holds it
+# again with every certificate by name and by hash link, then verifies.
+@test "GnuTLS trust: credentials never handed out, git's loads: the bundle, then its directory" {
+    same credonly credfile "$FX/sys/ca-certificates.crt" creddir "$FX/sys" credverify "$CERT" "$KEY" \
+        credissuer "$FX/leafdup.pem" canames "$CERT" "$KEY" credlist \
+        credonly credfile "$FX/sys/ca-certificates.crt" creddir "$FX/sys" credverify "$CERT" "$KEY" \
+        credlist
+    assert_line "credfile $FX/sys/ca-certificates.crt: $(( SYS + 1 ))"
+    # Every certificate at least twice more: by name and by hash link.
+    run grep -E "^creddir $FX/sys: [0-9]+$" <<< "$output"
+    [ "${output##* }" -ge $(( 3 * SYS )) ]
+    run with_shim "$GNUTRUST" credonly credfile "$FX/sys/ca-certificates.crt" creddir "$FX/sys" \
+        credverify "$CERT" "$KEY"
+    assert_line --regexp "^credverify $CERT: client 0 server 0 verify 0 status 0x0$"
+}
+
+# A naive wait would load the names back in at the handshake that sends
+# them, or leave them to a load after the names were freed.
+@test "GnuTLS trust: CA names freed after loads that waited, and loads after that" {
+    same $(warm "$FX/bundle.pem") credonly credfile "$FX/bundle.pem" credissuer "$FX/leafdup.pem" \
+        freenames canames "$CERT" "$KEY" \
+        credonly credfile "$FX/bundle.pem" freenames credfile "$FX/shifted.pem" \
+        credissuer "$FX/leafx.pem" canames "$CERT" "$KEY" credlist
+    assert_line --regexp "^  ca names 0 digest [0-9a-f]{12}$"
+    # shifted.pem adds root-a alone: the only name after the others went.
+    assert_line --regexp "^  ca names 1 digest [0-9a-f]{12}$"
+    assert_line "  ca name CN=root-a"
+    assert_line "list: $ALL cas, end GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE"
+}
+
+@test "GnuTLS trust: credentials never handed out, a file changed between their loads" {
+    local f="$BATS_TEST_TMPDIR/ca.pem" steps plain
+    steps=(credonly credfile "$f" credissuer "$FX/leafdup.pem" copy "$FX/rootA.pem" "$f" \
+        credonly credfile "$f" credissuer "$FX/leafdup.pem" credlist \
+        copy "$FX/bundle.pem" "$f" credonly credfile "$f" credverify "$CERT" "$KEY" credlist)
+    cp "$FX/bundle.pem" "$f"
+    run timeout 120 "$GNUTRUST" "${steps[@]}"
+    assert_success
+    plain=$output
+    cp "$FX/bundle.pem" "$f"
+    run with_shim "$GNUTRUST" "${steps[@]}"
+    assert_success
+    assert_equal "$output" "$plain"
+    assert_line "credfile $f: 1"
+    assert_line "credissuer $FX/leafdup.pem: GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE (none)"
+    assert_line "list: 1 cas, end GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE"
+}
+
+# What GnuTLS reports while it loads (a non-CA certificate in the list)
+# reaches an audit function set before the load, never one set after: a
+# wait loads its lists before the function is set.
+@test "GnuTLS trust: an audit function set after loads that waited sees none of them" {
+    same credonly credfile "$FX/withleaf.pem" credissuer "$FX/leafdup.pem" audit credlist \
+        credonly credfile "$FX/withleaf.pem" credissuer "$FX/leafdup.pem" credlist
+    run grep -c "^  audit There was a non-CA certificate in the trusted list: .*CN=leafdup" <<< "$output"
+    assert_output 1
+}
+
+# That credentials' loads do wait: many credentials loading one bundle, as
+# many processes of a program would, take a fraction of the CPU time.
+@test "GnuTLS trust: loads into credentials wait, a bundle's parse once per process" {
+    local plain shim
+    run timeout 120 "$GNUTRUST" credtime 30 "$FX/bundle.pem" "$BATS_TEST_TMPDIR/plain"
+    assert_success
+    assert_output "credtime 30 $FX/bundle.pem: $ALL"
+    run with_shim "$GNUTRUST" credtime 30 "$FX/bundle.pem" "$BATS_TEST_TMPDIR/shim"
+    assert_success
+    assert_output "credtime 30 $FX/bundle.pem: $ALL"
+    plain=$(cat "$BATS_TEST_TMPDIR/plain") shim=$(cat "$BATS_TEST_TMPDIR/shim")
+    echo "CPU: ${plain} us without, ${shim} us with the shim" >&3
+    [ $(( shim * 5 )) -lt "$plain" ]
+}
+
+# The index of what credentials loaded, kept in the store: the next
+# processes parse nothing they loaded before, and answer the same; a
+# damaged record is read as none, and a file changed since is parsed anew.
+@test "GnuTLS trust: credentials' loads with the store, the next processes, a damaged record" {
+    local steps plain rec f="$BATS_TEST_TMPDIR/ca.pem"
+    cp "$FX/bundle.pem" "$f"
+    steps=(credonly credfile "$FX/sys/ca-certificates.crt" creddir "$FX/sys" credverify "$CERT" "$KEY"
+        credissuer "$FX/leafdup.pem" credonly credfile "$f" credissuer "$FX/leafdup.pem"
+        credissuer "$FX/leafx.pem" credverify "$CERT" "$KEY" canames "$CERT" "$KEY" credlist)
+    run timeout 120 "$GNUTRUST" "${steps[@]}"
+    assert_success
+    plain=$output
+    export RESUMESHIM_STORE="$BATS_TEST_TMPDIR/store"
+    for _ in 1 2 3; do
+        run with_shim "$GNUTRUST" "${steps[@]}"
+        assert_success
+        assert_equal "$output" "$plain"
+    done
+    rec=$(grep -l '^resumeshim-gnutls-trust 1$' "$RESUMESHIM_STORE"/t-* | head -1)
+    [ -n "$rec" ]
+    # One byte of an entry changed, the sum left as it was.
+    printf '\377' | dd of="$rec" bs=1 seek=$(( $(stat -c %s "$rec") / 2 )) conv=notrunc 2>/dev/null
+    run with_shim "$GNUTRUST" "${steps[@]}"
+    assert_success
+    assert_equal "$output" "$plain"
+    # The file changed since it was recorded: its new bytes are parsed.
+    cp "$FX/shifted.pem" "$f"
+    run timeout 120 "$GNUTRUST" "${steps[@]}"
+    assert_success
+    plain=$output
+    run with_shim "$GNUTRUST" "${steps[@]}"
+    assert_success
+    assert_equal "$output" "$plain"
+    assert_line "credfile $f: $(( ALL + 1 ))"
 }

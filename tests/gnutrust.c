@@ -45,6 +45,12 @@
  *   copy SRC DST         replaces DST by SRC's bytes (rename)
  *   rm FILE              removes FILE
  *   fork LEAF CHAIN      a child verifies and lists, then the parent does
+ *   freenames            gnutls_certificate_free_ca_names
+ *   audit                an audit log function from now on, which prints
+ *                        what GnuTLS reports (a non-CA certificate loaded)
+ *   credtime N CA OUT    N new credentials each load CA (as credfile): the
+ *                        first's count printed, the process's CPU time for
+ *                        all in microseconds written to OUT
  *
  * FL: a list of letters, d NO_DUPLICATES, k NO_DUPLICATE_KEY, t USE_IN_TLS,
  * v VERIFY_CRL, f FAIL_ON_INVALID_CRL. VF: c to disable CRL checks, u to
@@ -58,6 +64,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <gnutls/gnutls.h>
 #include <gnutls/abstract.h>
@@ -431,6 +438,39 @@ static void copy(const char *src, const char *dst)
     printf("copy %s %s\n", src, dst);
 }
 
+static void audit_fn(gnutls_session_t s, const char *msg)
+{
+    (void)s;
+    printf("  audit %s", msg);
+}
+
+/* Loads of one file into many credentials, as many processes of a program
+ * would make them: the CPU time they take. */
+static void cred_time(unsigned n, const char *ca, const char *out)
+{
+    gnutls_certificate_credentials_t *all = calloc(n, sizeof *all);
+    struct timespec t0, t1;
+    int first = 0;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+    for (unsigned i = 0; i < n; i++) {
+        gnutls_certificate_allocate_credentials(&all[i]);
+        int r = gnutls_certificate_set_x509_trust_file(all[i], ca, GNUTLS_X509_FMT_PEM);
+        if (i == 0)
+            first = r;
+    }
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+    for (unsigned i = 0; i < n; i++)
+        gnutls_certificate_free_credentials(all[i]);
+    free(all);
+    printf("credtime %u %s: %s\n", n, ca, err(first));
+    FILE *fp = fopen(out, "w");
+    if (fp == NULL)
+        exit(2);
+    fprintf(fp, "%lld\n", (long long)(t1.tv_sec - t0.tv_sec) * 1000000 +
+                              (t1.tv_nsec - t0.tv_nsec) / 1000);
+    fclose(fp);
+}
+
 static void need_cred(void)
 {
     if (cred == NULL) {
@@ -579,6 +619,16 @@ int main(int argc, char **argv)
         } else if (!strcmp(cmd, "rm")) {
             printf("rm %s: %d\n", a, unlink(a));
             i++;
+        } else if (!strcmp(cmd, "freenames")) {
+            need_cred();
+            gnutls_certificate_free_ca_names(cred);
+            printf("freenames\n");
+        } else if (!strcmp(cmd, "audit")) {
+            gnutls_global_set_audit_log_function(audit_fn);
+            printf("audit\n");
+        } else if (!strcmp(cmd, "credtime")) {
+            cred_time((unsigned)atoi(a), b, c);
+            i += 3;
         } else if (!strcmp(cmd, "fork")) {
             fflush(stdout);
             pid_t pid = fork();

@@ -8,6 +8,7 @@
 
 #include "conn/conn.h"
 #include "cred/cred.h"
+#include "hook.h"
 #include "init.h"
 #include "log.h"
 #include "prio.h"
@@ -15,17 +16,8 @@
 #include "real.h"
 #include "util.h"
 #include "judge/vmemo.h"
+#include "trust/tdemand.h"
 
-#define EXPORT __attribute__((visibility("default")))
-/* The real function, found on first use under the version hooks.def
- * names; without one, the call fails as GnuTLS reports errors. */
-#define REAL_OR(name, fail)                                                    \
-    __typeof__(gtls_##name) real_ = __atomic_load_n(&gtls_##name, __ATOMIC_ACQUIRE); \
-    if (real_ == NULL &&                                                       \
-        (real_ = (__typeof__(real_))greal_find(#name, gtls_ver_##name,         \
-                                               (void **)&gtls_##name)) == NULL) \
-        return fail
-#define REAL_OR_VOID(name) REAL_OR(name, )
 
 /* A client session is followed from here on. GNUTLS_NO_TICKETS would keep
  * it from offering the shim's tickets (libcurl sets it, and cannot use
@@ -283,16 +275,20 @@ EXPORT int gnutls_certificate_allocate_credentials(gnutls_certificate_credential
 {
     REAL_OR(gnutls_certificate_allocate_credentials, GNUTLS_E_MEMORY_ERROR);
     int r = real_(res);
-    if (r == 0 && gshim_active())
+    if (r == 0 && gshim_active()) {
         cred_new(*res);
+        tdemand_cred_new(*res);
+    }
     return r;
 }
 
 EXPORT void gnutls_certificate_free_credentials(gnutls_certificate_credentials_t sc)
 {
     REAL_OR_VOID(gnutls_certificate_free_credentials);
-    if (gshim_active())
+    if (gshim_active()) {
         cred_gone(sc);
+        tdemand_cred_gone(sc);
+    }
     real_(sc);
 }
 
@@ -396,6 +392,7 @@ EXPORT void gnutls_certificate_get_trust_list(gnutls_certificate_credentials_t r
 {
     REAL_OR_VOID(gnutls_certificate_get_trust_list);
     if (gshim_active()) {
+        tdemand_whole_cred(res);
         cred_changing(res);
         cred_changed(res, true);
         cred_trust(res, 'l', "", 0);
@@ -411,6 +408,11 @@ EXPORT void gnutls_certificate_set_trust_list(gnutls_certificate_credentials_t r
     if (on) {
         cred_changing(res);
         cred_trust(res, 'L', "", 0);
+        /* GnuTLS frees the credentials' own list. */
+        gnutls_x509_trust_list_t old = NULL;
+        G(gnutls_certificate_get_trust_list)(res, &old);
+        if (!greal_missing)
+            tdemand_list_gone(old);
     }
     real_(res, tlist, flags);
     if (on)

@@ -10,6 +10,7 @@
 #include "cred/psk.h"
 #include "real.h"
 #include "start.h"
+#include "trust/tdemand.h"
 #include "verified.h"
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -38,6 +39,7 @@ static void init(void)
         cred_init();
         prio_init();
         psk_init();
+        tdemand_init();
         core_before_flush(gconn_settle_all);
         __atomic_store_n(&active, true, __ATOMIC_RELEASE);
     }

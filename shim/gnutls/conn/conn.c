@@ -40,6 +40,11 @@ struct gconn *gconn_get(gnutls_session_t s)
     return c;
 }
 
+bool gconn_is_client(gnutls_session_t s)
+{
+    return gconn_get(s) != NULL;
+}
+
 static void release(struct gconn *c);
 
 void gconn_new(gnutls_session_t s, unsigned flags)

@@ -23,6 +23,8 @@
 void gconn_init(const struct config *cfg);
 /* A client session was made (flags: as the program gave them). */
 void gconn_new(gnutls_session_t s, unsigned flags);
+/* Whether s is a client session followed from its gnutls_init. */
+bool gconn_is_client(gnutls_session_t s);
 /* The program frees the session: what it earned is settled first. */
 void gconn_free(gnutls_session_t s);
 /* At exit: sessions the program never freed are settled. */

@@ -58,6 +58,7 @@
 #include "memo.h"
 #include "prio.h"
 #include "verified.h"
+#include "trust/tdemand.h"
 #include "vmemo.h"
 
 static bool off;
@@ -266,12 +267,22 @@ static bool chain_bounds(struct window *w, gnutls_session_t s)
 
 /* Every certificate of the credentials' trust list (its iterator copies
  * each out). */
+static bool time_bound(void *w, time_t t)
+{
+    return bound(w, t);
+}
+
+/* The certificates the credentials trust; for a list that waits, those its
+ * loads would have put in it (trust/tdemand.h), without loading them. */
 static bool trust_bounds(struct window *w, void *cred)
 {
     gnutls_x509_trust_list_t tl = NULL;
     G(gnutls_certificate_get_trust_list)(cred, &tl);
     if (tl == NULL)
         return false;
+    int waits = tdemand_bounds(tl, time_bound, w);
+    if (waits >= 0)
+        return waits == 1;
     gnutls_x509_trust_list_iter_t it = NULL;
     gnutls_x509_crt_t crt;
     bool ok = true;

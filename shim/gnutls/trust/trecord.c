@@ -1,0 +1,217 @@
+/* The index of CA loads kept in the store (trecord.h).
+ *
+ * One record holds every content (a side file each would be more than the
+ * store keeps). A content is compared with what a load gives byte for
+ * byte before it is used, and its entries are places in it, never
+ * certificates: each entry's block is parsed when its bucket is wanted and
+ * must be a certificate of the bucket recorded (gindex_crt). So a record
+ * rewritten from the user's own account can make a list hold a content's
+ * certificates in another order or count, never one the content lacks; its
+ * validity times bound the verdict memo. The GnuTLS release that parsed it
+ * is part of the record's name. An FNV-1a sum over the record guards
+ * against a damaged file.
+ *
+ *   "resumeshim-gnutls-trust 1\n", sum (8), contents (4), then each:
+ *   length (4), count (4), the content, then each entry: offset (4),
+ *   length (4), bucket (1), notBefore (8), notAfter (8). Numbers
+ *   big-endian; the sum covers everything after it. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store.h"
+#include "tindex.h"
+#include "trecord.h"
+#include "util.h"
+
+#define MAGIC "resumeshim-gnutls-trust 1\n"
+#define MAGIC_LEN (sizeof MAGIC - 1)
+#define ENTRY (4 + 4 + 1 + 8 + 8)
+#define CONTENTS_MAX 1024
+#define ENTRIES_MAX 100000
+
+static bool loaded;
+/* The record as read: adopted contents point into it. */
+static unsigned char *rec;
+
+static void name_of(char out[19])
+{
+    const char *v = G(gnutls_check_version)(NULL);
+    char text[64];
+    size_t n = (size_t)snprintf(text, sizeof text, "gnutls trust %s", v != NULL ? v : "?");
+    uint64_t h = fnv1a64(text, n < sizeof text ? n : sizeof text - 1);
+    unsigned char b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = (unsigned char)(h >> (56 - 8 * i));
+    memcpy(out, "t-", 2);
+    hex_encode(b, 8, out + 2);
+}
+
+static void put(unsigned char **p, uint64_t v, int n)
+{
+    for (int i = n - 1; i >= 0; i--)
+        *(*p)++ = (unsigned char)(v >> (8 * i));
+}
+
+struct reader {
+    const unsigned char *p, *end;
+    bool ok;
+};
+
+static uint64_t get(struct reader *r, int n)
+{
+    uint64_t v = 0;
+    if (r->end - r->p < n) {
+        r->ok = false;
+        return 0;
+    }
+    for (int i = 0; i < n; i++)
+        v = v << 8 | *r->p++;
+    return v;
+}
+
+static const unsigned char *take(struct reader *r, size_t n)
+{
+    if ((size_t)(r->end - r->p) < n) {
+        r->ok = false;
+        return NULL;
+    }
+    const unsigned char *q = r->p;
+    r->p += n;
+    return q;
+}
+
+/* One content, every field checked against the record's bounds and the
+ * content's: entries in order, within it, apart. */
+static struct gcontent *decode_one(struct reader *r)
+{
+    size_t len = get(r, 4);
+    uint64_t n = get(r, 4);
+    const unsigned char *bytes = take(r, len);
+    if (!r->ok || len == 0 || n == 0 || n > ENTRIES_MAX)
+        return NULL;
+    struct gcontent *c = calloc(1, sizeof *c);
+    if (c == NULL || (c->e = calloc(n, sizeof *c->e)) == NULL) {
+        free(c);
+        r->ok = false;
+        return NULL;
+    }
+    c->bytes = bytes;
+    c->len = len;
+    c->n = (unsigned)n;
+    c->blocks = true;
+    size_t at = 0;
+    for (unsigned i = 0; r->ok && i < c->n; i++) {
+        struct gentry *e = &c->e[i];
+        e->off = get(r, 4);
+        e->len = get(r, 4);
+        e->bucket = (unsigned)get(r, 1);
+        e->not_before = (time_t)(int64_t)get(r, 8);
+        e->not_after = (time_t)(int64_t)get(r, 8);
+        r->ok = r->ok && e->off >= at && e->len > 0 && e->off <= len && e->len <= len - e->off &&
+                e->bucket < TINDEX_BUCKETS;
+        at = e->off + e->len;
+    }
+    if (!r->ok) {
+        free(c->e);
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void grecord_load(void)
+{
+    if (loaded)
+        return;
+    loaded = true;
+    if (!store_on())
+        return;
+    char name[19], *buf;
+    size_t size;
+    name_of(name);
+    if (!store_side_read(name, &buf, &size))
+        return;
+    struct reader r = {(unsigned char *)buf, (unsigned char *)buf + size, true};
+    const unsigned char *magic = take(&r, MAGIC_LEN);
+    uint64_t sum = get(&r, 8);
+    if (magic == NULL || memcmp(magic, MAGIC, MAGIC_LEN) != 0 || !r.ok ||
+        fnv1a64(r.p, (size_t)(r.end - r.p)) != sum) {
+        free(buf);
+        return;
+    }
+    uint64_t n = get(&r, 4);
+    if (!r.ok || n > CONTENTS_MAX) {
+        free(buf);
+        return;
+    }
+    rec = (unsigned char *)buf;
+    for (uint64_t i = 0; r.ok && i < n; i++) {
+        struct gcontent *c = decode_one(&r);
+        if (c != NULL && !gindex_adopt(c)) {
+            free(c->e);
+            free(c);
+        }
+    }
+    /* A damaged tail: what was adopted before it stays (each content was
+     * checked whole); the buffer stays, as they point into it. */
+}
+
+struct sizing {
+    size_t size;
+    unsigned n;
+    unsigned char *p;
+};
+
+static void measure(const struct gcontent *c, void *arg)
+{
+    struct sizing *s = arg;
+    if (s->n >= CONTENTS_MAX || c->len > UINT32_MAX)
+        return;
+    s->n++;
+    s->size += 4 + 4 + c->len + (size_t)c->n * ENTRY;
+}
+
+static void write_one(const struct gcontent *c, void *arg)
+{
+    struct sizing *s = arg;
+    if (s->n >= CONTENTS_MAX || c->len > UINT32_MAX)
+        return;
+    s->n++;
+    put(&s->p, c->len, 4);
+    put(&s->p, c->n, 4);
+    memcpy(s->p, c->bytes, c->len);
+    s->p += c->len;
+    for (unsigned i = 0; i < c->n; i++) {
+        const struct gentry *e = &c->e[i];
+        put(&s->p, e->off, 4);
+        put(&s->p, e->len, 4);
+        put(&s->p, e->bucket, 1);
+        put(&s->p, (uint64_t)(int64_t)e->not_before, 8);
+        put(&s->p, (uint64_t)(int64_t)e->not_after, 8);
+    }
+}
+
+void grecord_save(void)
+{
+    if (!store_on())
+        return;
+    struct sizing s = {MAGIC_LEN + 8 + 4, 0, NULL};
+    gindex_each(measure, &s);
+    unsigned char *buf = s.n > 0 ? malloc(s.size) : NULL;
+    if (buf == NULL)
+        return;
+    unsigned n = s.n;
+    memcpy(buf, MAGIC, MAGIC_LEN);
+    s.p = buf + MAGIC_LEN + 8;
+    put(&s.p, n, 4);
+    s.n = 0;
+    gindex_each(write_one, &s);
+    unsigned char *sum = buf + MAGIC_LEN;
+    put(&sum, fnv1a64(buf + MAGIC_LEN + 8, s.size - MAGIC_LEN - 8), 8);
+    char name[19];
+    name_of(name);
+    store_side_write(name, (const char *)buf, s.size);
+    free(buf);
+}
