@@ -441,3 +441,66 @@ fp() { openssl x509 -in "$1" -noout -fingerprint -sha256 | cut -d= -f2 | tr -d :
     assert_equal "$output" "$plain"
     assert_line "credfile $f: $(( ALL + 1 ))"
 }
+
+# GnuTLS shares credentials between sessions and threads, read only: one
+# thread's verifications must never see the list half made while another
+# thread's call lets it be seen (a list handed out, a server session on
+# the credentials). The test CA comes last, after the system's directory.
+@test "GnuTLS trust: a list made whole on one thread while another verifies with the credentials" {
+    same credonly creddir /etc/ssl/certs credfile "$FX/bundle.pem" racewhole "$CERT" "$KEY" list \
+        credonly creddir /etc/ssl/certs credfile "$FX/bundle.pem" racewhole "$CERT" "$KEY" server
+    assert_line "racewhole list: handshakes failed: none"
+    assert_line "racewhole server: handshakes failed: none"
+}
+
+# gnutls_init(GNUTLS_SERVER | GNUTLS_CLIENT) makes a server (lib/state.c:
+# the entity is the server whenever GNUTLS_SERVER is set): its handshake
+# sends the CA names the loads gathered.
+@test "GnuTLS trust: a server session made with both GNUTLS_SERVER and GNUTLS_CLIENT sends the CA names" {
+    same $(warm "$FX/bundle.pem") credonly credfile "$FX/bundle.pem" canamesboth "$CERT" "$KEY"
+    assert_line "canames: client 0 server 0"
+    assert_line --regexp "^  ca names $(( ALL - 1 )) digest [0-9a-f]{12}$"
+}
+
+# A record rewritten from the user's own account must put none of a
+# content's certificates in a list that a full load would not: here the
+# content is the test CA followed by a block GnuTLS cannot decode, whose
+# full load fails and trusts nothing, and the record names the CA's block.
+@test "GnuTLS trust: a record rewritten to name the blocks of a content GnuTLS refuses adds no trust" {
+    local rec f="$BATS_TEST_TMPDIR/cabad.pem"
+    export RESUMESHIM_STORE="$BATS_TEST_TMPDIR/store"
+    run with_shim "$GNUTRUST" credonly credfile "$CA" credverify "$CERT" "$KEY"
+    assert_success
+    assert_line --regexp "^credverify $CERT: client 0 server 0 verify 0 status 0x0$"
+    rec=$(grep -l '^resumeshim-gnutls-trust 1$' "$RESUMESHIM_STORE"/t-* | head -1)
+    [ -n "$rec" ]
+    # Each content gets the bad block after its bytes, its entries kept,
+    # the sum made anew (shim/gnutls/trust/trecord.c's format).
+    run "$PY" - "$rec" "$FX/bad.pem" <<'PYEOF'
+import struct, sys
+MAGIC = b"resumeshim-gnutls-trust 1\n"
+def fnv1a64(b):
+    h = 0xcbf29ce484222325
+    for x in b:
+        h = ((h ^ x) * 0x100000001b3) & 0xffffffffffffffff
+    return h
+rec = open(sys.argv[1], 'rb').read()
+extra = open(sys.argv[2], 'rb').read()
+assert rec.startswith(MAGIC)
+p = len(MAGIC) + 8
+(n,) = struct.unpack('>I', rec[p:p + 4]); p += 4
+out = [struct.pack('>I', n)]
+for _ in range(n):
+    ln, cnt = struct.unpack('>II', rec[p:p + 8]); p += 8
+    content = rec[p:p + ln] + extra; p += ln
+    entries = rec[p:p + cnt * 25]; p += cnt * 25
+    out.append(struct.pack('>II', len(content), cnt) + content + entries)
+body = b''.join(out)
+open(sys.argv[1], 'wb').write(MAGIC + struct.pack('>Q', fnv1a64(body)) + body)
+PYEOF
+    assert_success
+    cat "$CA" "$FX/bad.pem" > "$f"
+    same credonly credfile "$f" credverify "$CERT" "$KEY"
+    assert_line --regexp "^credfile $f: GNUTLS_E_"
+    assert_line --regexp "^credverify $CERT: client 0 server 0 verify 0 status 0x42$"
+}

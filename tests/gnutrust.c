@@ -38,6 +38,16 @@
  *   canames CERT KEY     a handshake in the process with a server of these
  *                        credentials (CERT, KEY) asking for a client
  *                        certificate: the CA names it sends, in order
+ *   canamesboth CERT KEY the same, the server's session made with
+ *                        gnutls_init(GNUTLS_SERVER | GNUTLS_CLIENT), which
+ *                        GnuTLS makes a server (lib/state.c)
+ *   racewhole CERT KEY T handshakes on a thread of their own, the
+ *                        credentials a client's verifying a server of CERT
+ *                        (KEY) for localhost, while this thread lets the
+ *                        credentials' list be seen (T "list":
+ *                        gnutls_certificate_get_trust_list; "server": a
+ *                        server session's gnutls_credentials_set): whether
+ *                        any of them failed
  *   credverify CERT KEY  a handshake in the process, the credentials a
  *                        client's, with a server presenting CERT (KEY):
  *                        gnutls_certificate_verify_peers2's status
@@ -351,11 +361,13 @@ static void *handshake_thread(void *arg)
     return NULL;
 }
 
-/* A server on scred and a client on ccred, over the socket pair sv. */
+/* A server (init flags server_flags) on scred and a client on ccred, over
+ * the socket pair sv. */
 static void pair_init(struct side *srv, struct side *cli, gnutls_certificate_credentials_t scred,
-                      gnutls_certificate_credentials_t ccred, const int sv[2])
+                      gnutls_certificate_credentials_t ccred, const int sv[2],
+                      unsigned server_flags)
 {
-    gnutls_init(&srv->s, GNUTLS_SERVER);
+    gnutls_init(&srv->s, server_flags);
     gnutls_init(&cli->s, GNUTLS_CLIENT);
     gnutls_set_default_priority(srv->s);
     gnutls_set_default_priority(cli->s);
@@ -374,7 +386,7 @@ static void pair_handshake(struct side *srv, struct side *cli)
     pthread_join(t, NULL);
 }
 
-static void ca_names(const char *cert, const char *key)
+static void ca_names(const char *cert, const char *key, unsigned server_flags)
 {
     gnutls_certificate_credentials_t ccred;
     struct side srv = {0}, cli = {0};
@@ -386,7 +398,7 @@ static void ca_names(const char *cert, const char *key)
     }
     gnutls_certificate_allocate_credentials(&ccred);
     gnutls_certificate_set_retrieve_function2(ccred, ca_names_cb);
-    pair_init(&srv, &cli, cred, ccred, sv);
+    pair_init(&srv, &cli, cred, ccred, sv, server_flags);
     gnutls_certificate_server_set_request(srv.s, GNUTLS_CERT_REQUEST);
     pair_handshake(&srv, &cli);
     printf("canames: client %s server %s\n", err(cli.r), err(srv.r));
@@ -410,7 +422,7 @@ static void cred_verify(const char *cert, const char *key)
         gnutls_certificate_free_credentials(scred);
         return;
     }
-    pair_init(&srv, &cli, scred, cred, sv);
+    pair_init(&srv, &cli, scred, cred, sv, GNUTLS_SERVER);
     pair_handshake(&srv, &cli);
     unsigned status = 0;
     int v = cli.r == 0 ? gnutls_certificate_verify_peers2(cli.s, &status) : cli.r;
@@ -421,6 +433,66 @@ static void cred_verify(const char *cert, const char *key)
     gnutls_certificate_free_credentials(scred);
     close(sv[0]);
     close(sv[1]);
+}
+
+/* racewhole: client handshakes (credentials shared, read only, as GnuTLS
+ * allows) on a thread while this one makes the list be seen. */
+static gnutls_certificate_credentials_t race_scred;
+static volatile unsigned race_done, race_failed, race_stop;
+
+static void *race_loop(void *arg)
+{
+    (void)arg;
+    while (!race_stop) {
+        struct side srv = {0}, cli = {0};
+        int sv[2];
+        pthread_t t;
+        if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+            exit(2);
+        pair_init(&srv, &cli, race_scred, cred, sv, GNUTLS_SERVER);
+        gnutls_session_set_verify_cert(cli.s, "localhost", 0);
+        pthread_create(&t, NULL, handshake_thread, &srv);
+        handshake_thread(&cli);
+        if (cli.r < 0)
+            shutdown(sv[1], SHUT_RDWR);
+        pthread_join(t, NULL);
+        if (cli.r < 0)
+            __atomic_add_fetch(&race_failed, 1, __ATOMIC_SEQ_CST);
+        __atomic_add_fetch(&race_done, 1, __ATOMIC_SEQ_CST);
+        gnutls_deinit(cli.s);
+        gnutls_deinit(srv.s);
+        close(sv[0]);
+        close(sv[1]);
+    }
+    return NULL;
+}
+
+static void race_whole(const char *cert, const char *key, const char *trigger)
+{
+    pthread_t t;
+    gnutls_certificate_allocate_credentials(&race_scred);
+    if (gnutls_certificate_set_x509_key_file(race_scred, cert, key, GNUTLS_X509_FMT_PEM) < 0)
+        exit(2);
+    race_done = race_failed = race_stop = 0;
+    pthread_create(&t, NULL, race_loop, NULL);
+    while (__atomic_load_n(&race_done, __ATOMIC_SEQ_CST) < 1)
+        usleep(100);
+    if (!strcmp(trigger, "list")) {
+        gnutls_x509_trust_list_t l;
+        gnutls_certificate_get_trust_list(cred, &l);
+    } else {
+        gnutls_session_t s;
+        gnutls_init(&s, GNUTLS_SERVER);
+        gnutls_credentials_set(s, GNUTLS_CRD_CERTIFICATE, cred);
+        gnutls_deinit(s);
+    }
+    unsigned after = __atomic_load_n(&race_done, __ATOMIC_SEQ_CST);
+    while (__atomic_load_n(&race_done, __ATOMIC_SEQ_CST) < after + 3)
+        usleep(100);
+    race_stop = 1;
+    pthread_join(t, NULL);
+    printf("racewhole %s: handshakes failed: %s\n", trigger, race_failed ? "some" : "none");
+    gnutls_certificate_free_credentials(race_scred);
 }
 
 static void copy(const char *src, const char *dst)
@@ -609,8 +681,16 @@ int main(int argc, char **argv)
             i++;
         } else if (!strcmp(cmd, "canames")) {
             need_cred();
-            ca_names(a, b);
+            ca_names(a, b, GNUTLS_SERVER);
             i += 2;
+        } else if (!strcmp(cmd, "canamesboth")) {
+            need_cred();
+            ca_names(a, b, GNUTLS_SERVER | GNUTLS_CLIENT);
+            i += 2;
+        } else if (!strcmp(cmd, "racewhole")) {
+            need_cred();
+            race_whole(a, b, c);
+            i += 3;
         } else if (!strcmp(cmd, "list")) {
             list_cas();
         } else if (!strcmp(cmd, "copy")) {
