@@ -117,7 +117,6 @@ static void make_whole(struct dlist *d)
     if (d->whole)
         return;
     d->whole = true;
-    __atomic_sub_fetch(&waiting, 1, __ATOMIC_RELEASE);
     inside++;
     for (size_t i = 0; i < d->nops; i++) {
         gnutls_datum_t pem = {(unsigned char *)d->ops[i].c->bytes, (unsigned)d->ops[i].c->len};
@@ -125,6 +124,10 @@ static void make_whole(struct dlist *d)
                                                d->ops[i].flags, d->ops[i].vflags);
     }
     inside--;
+    /* Only now: a lookup that finds no list waiting reads the real list
+     * without the lock, which another thread's verification may be doing
+     * this moment (credentials are shared read-only across threads). */
+    __atomic_sub_fetch(&waiting, 1, __ATOMIC_RELEASE);
     free(d->ops);
     d->ops = NULL;
     d->nops = d->cap = 0;
