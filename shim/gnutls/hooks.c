@@ -26,7 +26,9 @@
 EXPORT int gnutls_init(gnutls_session_t *session, unsigned int flags)
 {
     REAL_OR(gnutls_init, GNUTLS_E_INTERNAL_ERROR);
-    bool on = (flags & GNUTLS_CLIENT) && gshim_active();
+    /* GNUTLS_SERVER wins over GNUTLS_CLIENT (lib/state.c, gnutls_init, in
+     * 3.7.9 and 3.8.9): such a session is a server's. */
+    bool on = (flags & GNUTLS_CLIENT) && !(flags & GNUTLS_SERVER) && gshim_active();
     int r = real_(session, on ? flags & ~(unsigned)GNUTLS_NO_TICKETS : flags);
     if (on && r == 0)
         gconn_new(*session, flags);
