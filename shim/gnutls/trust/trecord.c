@@ -6,17 +6,22 @@
  * certificates: each entry's block is parsed when its bucket is wanted and
  * must be a certificate of the bucket recorded (gindex_crt). So a record
  * rewritten from the user's own account can make a list hold a content's
- * certificates in another order or count, never one the content lacks; its
- * validity times bound the verdict memo. The GnuTLS release that parsed it
- * is part of the record's name. An FNV-1a sum over the record guards
- * against a damaged file.
+ * certificates in another order or count, never one the content lacks,
+ * though the content may be one GnuTLS refuses whole (a block it cannot
+ * decode, left out): only a full parse would tell, which is what the record
+ * saves (libresumeshim(7), LIMITS). Its validity times bound the verdict
+ * memo. The GnuTLS library that parsed it (release and file) is part of
+ * the record's name. An FNV-1a sum over the record guards against a
+ * damaged file.
  *
  *   "resumeshim-gnutls-trust 1\n", sum (8), contents (4), then each:
  *   length (4), count (4), the content, then each entry: offset (4),
  *   length (4), bucket (1), notBefore (8), notAfter (8). Numbers
  *   big-endian; the sum covers everything after it. */
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,22 +35,38 @@
 #define ENTRY (4 + 4 + 1 + 8 + 8)
 #define CONTENTS_MAX 1024
 #define ENTRIES_MAX 100000
+/* Each process reads and sums the whole record at its first load: it is
+ * kept to the newest contents within 1 MiB (Debian's bundle is 0.2 MiB,
+ * what git loads in all 0.5 MiB), about 4 million instructions. */
+#define RECORD_MAX (1u << 20)
 
 static bool loaded;
 /* The record as read: adopted contents point into it. */
 static unsigned char *rec;
 
-static void name_of(char out[19])
+/* The library that parsed the contents: its release, and its file as it is
+ * on disk (a security update keeps the release's number, and may parse
+ * differently). */
+static bool name_of(char out[19])
 {
     const char *v = G(gnutls_check_version)(NULL);
-    char text[64];
-    size_t n = (size_t)snprintf(text, sizeof text, "gnutls trust %s", v != NULL ? v : "?");
+    Dl_info info;
+    struct stat st = {0};
+    if (dladdr((void *)G(gnutls_check_version), &info) == 0 || info.dli_fname == NULL ||
+        stat(info.dli_fname, &st) != 0)
+        return false;
+    char text[160];
+    size_t n = (size_t)snprintf(text, sizeof text, "gnutls trust %s %llu %llu %llu %lld.%09ld",
+                                v != NULL ? v : "?", (unsigned long long)st.st_dev,
+                                (unsigned long long)st.st_ino, (unsigned long long)st.st_size,
+                                (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
     uint64_t h = fnv1a64(text, n < sizeof text ? n : sizeof text - 1);
     unsigned char b[8];
     for (int i = 0; i < 8; i++)
         b[i] = (unsigned char)(h >> (56 - 8 * i));
     memcpy(out, "t-", 2);
     hex_encode(b, 8, out + 2);
+    return true;
 }
 
 static void put(unsigned char **p, uint64_t v, int n)
@@ -130,8 +151,7 @@ void grecord_load(void)
         return;
     char name[19], *buf;
     size_t size;
-    name_of(name);
-    if (!store_side_read(name, &buf, &size))
+    if (!name_of(name) || !store_side_read(name, &buf, &size))
         return;
     struct reader r = {(unsigned char *)buf, (unsigned char *)buf + size, true};
     const unsigned char *magic = take(&r, MAGIC_LEN);
@@ -158,27 +178,41 @@ void grecord_load(void)
      * checked whole); the buffer stays, as they point into it. */
 }
 
+/* The contents, oldest first: their sizes, then which are written (all
+ * but the oldest that do not fit). */
 struct sizing {
-    size_t size;
-    unsigned n;
+    size_t *sizes, n, cap, skip, at;
+    bool failed;
     unsigned char *p;
 };
+
+static size_t size_of(const struct gcontent *c)
+{
+    return c->len > RECORD_MAX ? 0 : 4 + 4 + c->len + (size_t)c->n * ENTRY;
+}
 
 static void measure(const struct gcontent *c, void *arg)
 {
     struct sizing *s = arg;
-    if (s->n >= CONTENTS_MAX || c->len > UINT32_MAX)
+    if (s->failed)
         return;
-    s->n++;
-    s->size += 4 + 4 + c->len + (size_t)c->n * ENTRY;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 64;
+        size_t *sizes = realloc(s->sizes, cap * sizeof *sizes);
+        if (sizes == NULL) {
+            s->failed = true;
+            return;
+        }
+        s->sizes = sizes, s->cap = cap;
+    }
+    s->sizes[s->n++] = size_of(c);
 }
 
 static void write_one(const struct gcontent *c, void *arg)
 {
     struct sizing *s = arg;
-    if (s->n >= CONTENTS_MAX || c->len > UINT32_MAX)
+    if (s->at++ < s->skip || size_of(c) == 0)
         return;
-    s->n++;
     put(&s->p, c->len, 4);
     put(&s->p, c->n, 4);
     memcpy(s->p, c->bytes, c->len);
@@ -197,21 +231,31 @@ void grecord_save(void)
 {
     if (!store_on())
         return;
-    struct sizing s = {MAGIC_LEN + 8 + 4, 0, NULL};
+    struct sizing s = {0};
     gindex_each(measure, &s);
-    unsigned char *buf = s.n > 0 ? malloc(s.size) : NULL;
+    if (s.failed) {
+        free(s.sizes);
+        return;
+    }
+    /* The newest that fit, counted back from the newest. */
+    size_t size = MAGIC_LEN + 8 + 4, n = 0;
+    s.skip = s.n;
+    while (s.skip > 0 && n < CONTENTS_MAX && size + s.sizes[s.skip - 1] <= RECORD_MAX) {
+        size += s.sizes[--s.skip];
+        n += s.sizes[s.skip] != 0;
+    }
+    free(s.sizes);
+    unsigned char *buf = n > 0 ? malloc(size) : NULL;
     if (buf == NULL)
         return;
-    unsigned n = s.n;
     memcpy(buf, MAGIC, MAGIC_LEN);
     s.p = buf + MAGIC_LEN + 8;
     put(&s.p, n, 4);
-    s.n = 0;
     gindex_each(write_one, &s);
     unsigned char *sum = buf + MAGIC_LEN;
-    put(&sum, fnv1a64(buf + MAGIC_LEN + 8, s.size - MAGIC_LEN - 8), 8);
+    put(&sum, fnv1a64(buf + MAGIC_LEN + 8, size - MAGIC_LEN - 8), 8);
     char name[19];
-    name_of(name);
-    store_side_write(name, (const char *)buf, s.size);
+    if (name_of(name))
+        store_side_write(name, (const char *)buf, size);
     free(buf);
 }
