@@ -21,10 +21,11 @@
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "bytes.h"
 #include "store.h"
 #include "tindex.h"
 #include "trecord.h"
@@ -69,47 +70,13 @@ static bool name_of(char out[19])
     return true;
 }
 
-static void put(unsigned char **p, uint64_t v, int n)
-{
-    for (int i = n - 1; i >= 0; i--)
-        *(*p)++ = (unsigned char)(v >> (8 * i));
-}
-
-struct reader {
-    const unsigned char *p, *end;
-    bool ok;
-};
-
-static uint64_t get(struct reader *r, int n)
-{
-    uint64_t v = 0;
-    if (r->end - r->p < n) {
-        r->ok = false;
-        return 0;
-    }
-    for (int i = 0; i < n; i++)
-        v = v << 8 | *r->p++;
-    return v;
-}
-
-static const unsigned char *take(struct reader *r, size_t n)
-{
-    if ((size_t)(r->end - r->p) < n) {
-        r->ok = false;
-        return NULL;
-    }
-    const unsigned char *q = r->p;
-    r->p += n;
-    return q;
-}
-
 /* One content, every field checked against the record's bounds and the
  * content's: entries in order, within it, apart. */
-static struct gcontent *decode_one(struct reader *r)
+static struct gcontent *decode_one(struct be_reader *r)
 {
-    size_t len = get(r, 4);
-    uint64_t n = get(r, 4);
-    const unsigned char *bytes = take(r, len);
+    size_t len = be_get(r, 4);
+    uint64_t n = be_get(r, 4);
+    const unsigned char *bytes = be_take(r, len);
     if (!r->ok || len == 0 || n == 0 || n > ENTRIES_MAX)
         return NULL;
     struct gcontent *c = calloc(1, sizeof *c);
@@ -125,11 +92,11 @@ static struct gcontent *decode_one(struct reader *r)
     size_t at = 0;
     for (unsigned i = 0; r->ok && i < c->n; i++) {
         struct gentry *e = &c->e[i];
-        e->off = get(r, 4);
-        e->len = get(r, 4);
-        e->bucket = (unsigned)get(r, 1);
-        e->not_before = (time_t)(int64_t)get(r, 8);
-        e->not_after = (time_t)(int64_t)get(r, 8);
+        e->off = be_get(r, 4);
+        e->len = be_get(r, 4);
+        e->bucket = (unsigned)be_get(r, 1);
+        e->not_before = (time_t)(int64_t)be_get(r, 8);
+        e->not_after = (time_t)(int64_t)be_get(r, 8);
         r->ok = r->ok && e->off >= at && e->len > 0 && e->off <= len && e->len <= len - e->off &&
                 e->bucket < TINDEX_BUCKETS;
         at = e->off + e->len;
@@ -153,15 +120,15 @@ void grecord_load(void)
     size_t size;
     if (!name_of(name) || !store_side_read(name, &buf, &size))
         return;
-    struct reader r = {(unsigned char *)buf, (unsigned char *)buf + size, true};
-    const unsigned char *magic = take(&r, MAGIC_LEN);
-    uint64_t sum = get(&r, 8);
+    struct be_reader r = {(unsigned char *)buf, (unsigned char *)buf + size, true};
+    const unsigned char *magic = be_take(&r, MAGIC_LEN);
+    uint64_t sum = be_get(&r, 8);
     if (magic == NULL || memcmp(magic, MAGIC, MAGIC_LEN) != 0 || !r.ok ||
         fnv1a64(r.p, (size_t)(r.end - r.p)) != sum) {
         free(buf);
         return;
     }
-    uint64_t n = get(&r, 4);
+    uint64_t n = be_get(&r, 4);
     if (!r.ok || n > CONTENTS_MAX) {
         free(buf);
         return;
@@ -213,17 +180,17 @@ static void write_one(const struct gcontent *c, void *arg)
     struct sizing *s = arg;
     if (s->at++ < s->skip || size_of(c) == 0)
         return;
-    put(&s->p, c->len, 4);
-    put(&s->p, c->n, 4);
+    be_put(&s->p, c->len, 4);
+    be_put(&s->p, c->n, 4);
     memcpy(s->p, c->bytes, c->len);
     s->p += c->len;
     for (unsigned i = 0; i < c->n; i++) {
         const struct gentry *e = &c->e[i];
-        put(&s->p, e->off, 4);
-        put(&s->p, e->len, 4);
-        put(&s->p, e->bucket, 1);
-        put(&s->p, (uint64_t)(int64_t)e->not_before, 8);
-        put(&s->p, (uint64_t)(int64_t)e->not_after, 8);
+        be_put(&s->p, e->off, 4);
+        be_put(&s->p, e->len, 4);
+        be_put(&s->p, e->bucket, 1);
+        be_put(&s->p, (uint64_t)(int64_t)e->not_before, 8);
+        be_put(&s->p, (uint64_t)(int64_t)e->not_after, 8);
     }
 }
 
@@ -250,10 +217,10 @@ void grecord_save(void)
         return;
     memcpy(buf, MAGIC, MAGIC_LEN);
     s.p = buf + MAGIC_LEN + 8;
-    put(&s.p, n, 4);
+    be_put(&s.p, n, 4);
     gindex_each(write_one, &s);
     unsigned char *sum = buf + MAGIC_LEN;
-    put(&sum, fnv1a64(buf + MAGIC_LEN + 8, size - MAGIC_LEN - 8), 8);
+    be_put(&sum, fnv1a64(buf + MAGIC_LEN + 8, size - MAGIC_LEN - 8), 8);
     char name[19];
     if (name_of(name))
         store_side_write(name, (const char *)buf, size);

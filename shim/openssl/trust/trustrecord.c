@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "store.h"
 #include "trustrecord.h"
 #include "util.h"
@@ -27,40 +28,6 @@
 #define MAGIC_LEN (sizeof MAGIC - 1)
 #define HEAD (MAGIC_LEN + 8 + 4 + 4 + 4 + 32)
 #define ENTRIES_MAX 100000
-
-static void put(unsigned char **p, uint64_t v, int n)
-{
-    for (int i = n - 1; i >= 0; i--)
-        *(*p)++ = (unsigned char)(v >> (8 * i));
-}
-
-struct reader {
-    const unsigned char *p, *end;
-    bool ok;
-};
-
-static uint64_t get(struct reader *r, int n)
-{
-    uint64_t v = 0;
-    if (r->end - r->p < n) {
-        r->ok = false;
-        return 0;
-    }
-    for (int i = 0; i < n; i++)
-        v = v << 8 | *r->p++;
-    return v;
-}
-
-static const unsigned char *take(struct reader *r, size_t n)
-{
-    if ((size_t)(r->end - r->p) < n) {
-        r->ok = false;
-        return NULL;
-    }
-    const unsigned char *q = r->p;
-    r->p += n;
-    return q;
-}
 
 void trecord_save(const struct tcontent *c)
 {
@@ -85,27 +52,27 @@ void trecord_save(const struct tcontent *c)
         unsigned char *p = buf;
         memcpy(p, MAGIC, MAGIC_LEN);
         p += MAGIC_LEN + 8;
-        put(&p, c->len, 4);
-        put(&p, (uint64_t)c->count, 4);
-        put(&p, c->n, 4);
+        be_put(&p, c->len, 4);
+        be_put(&p, (uint64_t)c->count, 4);
+        be_put(&p, c->n, 4);
         memcpy(p, c->sighash, 32);
         p += 32;
         for (size_t i = 0; i < c->n; i++) {
             const struct tentry *e = &c->e[i];
-            put(&p, e->off, 4);
-            put(&p, e->len, 4);
-            put(&p, (uint64_t)(e->crl | e->dup << 1), 1);
-            put(&p, hash[i] & 0xffffffffu, 4);
-            put(&p, (uint64_t)derlen[i], 2);
+            be_put(&p, e->off, 4);
+            be_put(&p, e->len, 4);
+            be_put(&p, (uint64_t)(e->crl | e->dup << 1), 1);
+            be_put(&p, hash[i] & 0xffffffffu, 4);
+            be_put(&p, (uint64_t)derlen[i], 2);
             memcpy(p, der[i], (size_t)derlen[i]);
             p += derlen[i];
-            put(&p, e->siglen, 2);
+            be_put(&p, e->siglen, 2);
             memcpy(p, e->sig, e->siglen);
             p += e->siglen;
         }
         memcpy(p, c->bytes, c->len);
         unsigned char *sum = buf + MAGIC_LEN;
-        put(&sum, fnv1a64(buf + MAGIC_LEN + 8, size - MAGIC_LEN - 8), 8);
+        be_put(&sum, fnv1a64(buf + MAGIC_LEN + 8, size - MAGIC_LEN - 8), 8);
         char name[19];
         tindex_record_name(c->bytes, c->len, name);
         store_side_write(name, (const char *)buf, size);
@@ -134,16 +101,16 @@ static void free_content(struct tcontent *c)
 static struct tcontent *decode(const unsigned char *rec, size_t size, const unsigned char *bytes,
                                size_t len)
 {
-    struct reader r = {rec, rec + size, true};
-    const unsigned char *magic = take(&r, MAGIC_LEN);
+    struct be_reader r = {rec, rec + size, true};
+    const unsigned char *magic = be_take(&r, MAGIC_LEN);
     if (magic == NULL || memcmp(magic, MAGIC, MAGIC_LEN) != 0)
         return NULL;
-    uint64_t sum = get(&r, 8);
+    uint64_t sum = be_get(&r, 8);
     if (!r.ok || fnv1a64(r.p, (size_t)(r.end - r.p)) != sum)
         return NULL;
-    size_t clen = get(&r, 4);
-    uint64_t count = get(&r, 4), n = get(&r, 4);
-    const unsigned char *sighash = take(&r, 32);
+    size_t clen = be_get(&r, 4);
+    uint64_t count = be_get(&r, 4), n = be_get(&r, 4);
+    const unsigned char *sighash = be_take(&r, 32);
     if (!r.ok || clen != len || n == 0 || n > ENTRIES_MAX || count != n ||
         (size_t)(r.end - r.p) < clen)
         return NULL;
@@ -156,14 +123,14 @@ static struct tcontent *decode(const unsigned char *rec, size_t size, const unsi
     size_t at = 0;
     for (size_t i = 0; r.ok && i < n; i++) {
         struct tentry *e = &c->e[i];
-        e->off = get(&r, 4);
-        e->len = get(&r, 4);
-        unsigned flags = (unsigned)get(&r, 1);
-        e->hash = (unsigned long)get(&r, 4);
-        e->derlen = get(&r, 2);
-        const unsigned char *der = take(&r, e->derlen);
-        e->siglen = get(&r, 2);
-        const unsigned char *sig = take(&r, e->siglen);
+        e->off = be_get(&r, 4);
+        e->len = be_get(&r, 4);
+        unsigned flags = (unsigned)be_get(&r, 1);
+        e->hash = (unsigned long)be_get(&r, 4);
+        e->derlen = be_get(&r, 2);
+        const unsigned char *der = be_take(&r, e->derlen);
+        e->siglen = be_get(&r, 2);
+        const unsigned char *sig = be_take(&r, e->siglen);
         r.ok = r.ok && e->off == at && e->len > 0 && e->len <= clen - at && flags <= 3 &&
                e->derlen > 0 && (e->der = malloc(e->derlen)) != NULL &&
                (e->sig = malloc(e->siglen ? e->siglen : 1)) != NULL;
@@ -175,7 +142,7 @@ static struct tcontent *decode(const unsigned char *rec, size_t size, const unsi
         memcpy(e->der, der, e->derlen);
         memcpy((unsigned char *)e->sig, sig, e->siglen);
     }
-    const unsigned char *content = r.ok ? take(&r, clen) : NULL;
+    const unsigned char *content = r.ok ? be_take(&r, clen) : NULL;
     if (content == NULL || r.p != r.end || memcmp(content, bytes, len) != 0) {
         free_content(c);
         return NULL;
