@@ -108,6 +108,21 @@ same() {
     assert_equal "$output" "$plain"
 }
 
+# same_stored STEPS...: as same, with a store ($RESUMESHIM_STORE, the
+# test's own from here on) and three processes under the shim, each finding
+# what the one before left there; plain is the transcript without it.
+same_stored() {
+    run timeout 120 "$GNUTRUST" "$@"
+    assert_success
+    plain=$output
+    export RESUMESHIM_STORE="$BATS_TEST_TMPDIR/store"
+    for _ in 1 2 3; do
+        run with_shim "$GNUTRUST" "$@"
+        assert_success
+        assert_equal "$output" "$plain"
+    done
+}
+
 # The two loads that make the third one on demand.
 warm() { echo new file "$1" - - new file "$1" - -; }
 
@@ -322,15 +337,7 @@ fp() { openssl x509 -in "$1" -noout -fingerprint -sha256 | cut -d= -f2 | tr -d :
         verify "$FX/leafx.pem" "$FX/intA.pem" - - issuer "$FX/leafx.pem" \
         new file "$FX/bundle.pem" "$FX/crl.pem" d verify "$FX/leafrev.pem" - - - \
         ocsp "$FX/ocsp.der" list)
-    run timeout 120 "$GNUTRUST" "${steps[@]}"
-    assert_success
-    plain=$output
-    export RESUMESHIM_STORE="$BATS_TEST_TMPDIR/store"
-    for _ in 1 2 3; do
-        run with_shim "$GNUTRUST" "${steps[@]}"
-        assert_success
-        assert_equal "$output" "$plain"
-    done
+    same_stored "${steps[@]}"
 }
 
 # git (libcurl-gnutls) loads the bundle, then the directory that holds it
@@ -415,15 +422,7 @@ fp() { openssl x509 -in "$1" -noout -fingerprint -sha256 | cut -d= -f2 | tr -d :
     steps=(credonly credfile "$FX/sys/ca-certificates.crt" creddir "$FX/sys" credverify "$CERT" "$KEY"
         credissuer "$FX/leafdup.pem" credonly credfile "$f" credissuer "$FX/leafdup.pem"
         credissuer "$FX/leafx.pem" credverify "$CERT" "$KEY" canames "$CERT" "$KEY" credlist)
-    run timeout 120 "$GNUTRUST" "${steps[@]}"
-    assert_success
-    plain=$output
-    export RESUMESHIM_STORE="$BATS_TEST_TMPDIR/store"
-    for _ in 1 2 3; do
-        run with_shim "$GNUTRUST" "${steps[@]}"
-        assert_success
-        assert_equal "$output" "$plain"
-    done
+    same_stored "${steps[@]}"
     rec=$(grep -l '^resumeshim-gnutls-trust 1$' "$RESUMESHIM_STORE"/t-* | head -1)
     [ -n "$rec" ]
     # One byte of an entry changed, the sum left as it was.
