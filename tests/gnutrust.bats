@@ -460,3 +460,63 @@ fp() { openssl x509 -in "$1" -noout -fingerprint -sha256 | cut -d= -f2 | tr -d :
     assert_line "canames: client 0 server 0"
     assert_line --regexp "^  ca names $(( ALL - 1 )) digest [0-9a-f]{12}$"
 }
+
+# The record is named by the GnuTLS library that parsed its contents, its
+# file as well as its release, so that a library updated under the same
+# release number never reads another's parse. A process that runs across
+# an update (its library's file renamed over, as dpkg does) parsed with the
+# old library: the record it saves after the update must not be the one
+# the new library's processes read.
+@test "GnuTLS trust: a record saved after the library's file was replaced is not the new library's" {
+    local lib dir before after n
+    lib=$(ldconfig -p | awk '/libgnutls\.so\.30 .*x86-64/ {print $NF; exit}')
+    [ -n "$lib" ]
+    dir="$BATS_TEST_TMPDIR/lib"
+    mkdir "$dir"
+    cp "$lib" "$dir/libgnutls.so.30"
+    cp "$lib" "$dir/update"
+    export RESUMESHIM_STORE="$BATS_TEST_TMPDIR/store"
+    # Loaded (indexed) with the old file, saved at the verification after
+    # the new one took its place.
+    run env LD_LIBRARY_PATH="$dir" LD_PRELOAD="$PRELOAD" timeout 120 "$GNUTRUST" \
+        credonly credfile "$FX/bundle.pem" copy "$dir/update" "$dir/libgnutls.so.30" \
+        credverify "$CERT" "$KEY"
+    assert_success
+    assert_line --partial "verify 0 status 0x0"
+    before=$(cd "$RESUMESHIM_STORE" && ls t-* 2>/dev/null | sort)
+    # A process of the new file indexes the bundle itself: it finds no
+    # record of its library's parse, so it saves one of its own name.
+    run env LD_LIBRARY_PATH="$dir" LD_PRELOAD="$PRELOAD" timeout 120 "$GNUTRUST" \
+        credonly credfile "$FX/bundle.pem" credverify "$CERT" "$KEY"
+    assert_success
+    assert_line --partial "verify 0 status 0x0"
+    after=$(cd "$RESUMESHIM_STORE" && ls t-* 2>/dev/null | sort)
+    n=$(comm -13 <(echo "$before") <(echo "$after") | grep -c . || true)
+    [ "$n" -eq 1 ]
+}
+
+# The same, the file replaced before the process's first load: the library
+# it runs is still the one it mapped at its start.
+@test "GnuTLS trust: a process whose library's file was replaced before its first load does not save under the new file's name" {
+    local lib dir before after n
+    lib=$(ldconfig -p | awk '/libgnutls\.so\.30 .*x86-64/ {print $NF; exit}')
+    [ -n "$lib" ]
+    dir="$BATS_TEST_TMPDIR/lib"
+    mkdir "$dir"
+    cp "$lib" "$dir/libgnutls.so.30"
+    cp "$lib" "$dir/update"
+    export RESUMESHIM_STORE="$BATS_TEST_TMPDIR/store"
+    run env LD_LIBRARY_PATH="$dir" LD_PRELOAD="$PRELOAD" timeout 120 "$GNUTRUST" \
+        copy "$dir/update" "$dir/libgnutls.so.30" credonly credfile "$FX/bundle.pem" \
+        credverify "$CERT" "$KEY"
+    assert_success
+    assert_line --partial "verify 0 status 0x0"
+    before=$(cd "$RESUMESHIM_STORE" && ls t-* 2>/dev/null | sort)
+    run env LD_LIBRARY_PATH="$dir" LD_PRELOAD="$PRELOAD" timeout 120 "$GNUTRUST" \
+        credonly credfile "$FX/bundle.pem" credverify "$CERT" "$KEY"
+    assert_success
+    assert_line --partial "verify 0 status 0x0"
+    after=$(cd "$RESUMESHIM_STORE" && ls t-* 2>/dev/null | sort)
+    n=$(comm -13 <(echo "$before") <(echo "$after") | grep -c . || true)
+    [ "$n" -eq 1 ]
+}
