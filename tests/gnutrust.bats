@@ -520,3 +520,30 @@ fp() { openssl x509 -in "$1" -noout -fingerprint -sha256 | cut -d= -f2 | tr -d :
     n=$(comm -13 <(echo "$before") <(echo "$after") | grep -c . || true)
     [ "$n" -eq 1 ]
 }
+
+# The record keeps the newest contents within 1 MiB, and a process takes
+# in no more contents than it keeps (1024), those read from the record
+# included. A record of 1024 small contents, one program's, then leaves no
+# room in any later process for a content of its own: its loads are
+# GnuTLS's whole, and the record, never rewritten, never learns them.
+@test "GnuTLS trust: a record full of one program's contents still takes a later process's new content" {
+    local i steps=(credonly) d="$BATS_TEST_TMPDIR/many" rec
+    mkdir "$d"
+    for i in $(seq 1 1024); do
+        { echo "# content $i"; cat "$CA"; } > "$d/$i.pem"
+        steps+=(credfile "$d/$i.pem")
+    done
+    { echo "# the later program's own"; cat "$CA"; } > "$BATS_TEST_TMPDIR/own.pem"
+    export RESUMESHIM_STORE="$BATS_TEST_TMPDIR/store"
+    run with_shim "$GNUTRUST" "${steps[@]}" credverify "$CERT" "$KEY"
+    assert_success
+    assert_line --partial "verify 0 status 0x0"
+    rec=$(grep -l '^resumeshim-gnutls-trust 1$' "$RESUMESHIM_STORE"/t-* | head -1)
+    [ -n "$rec" ]
+    grep -aqF "# content 1024" "$rec"
+    run with_shim "$GNUTRUST" credonly credfile "$BATS_TEST_TMPDIR/own.pem" credverify "$CERT" "$KEY"
+    assert_success
+    assert_line "credfile $BATS_TEST_TMPDIR/own.pem: 1"
+    assert_line --partial "verify 0 status 0x0"
+    grep -aqF "# the later program's own" "$RESUMESHIM_STORE"/t-*
+}
