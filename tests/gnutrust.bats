@@ -547,3 +547,18 @@ fp() { openssl x509 -in "$1" -noout -fingerprint -sha256 | cut -d= -f2 | tr -d :
     assert_line --partial "verify 0 status 0x0"
     grep -aqF "# the later program's own" "$RESUMESHIM_STORE"/t-*
 }
+
+# A program may fork on one thread (to start a command) while another
+# verifies. The trust record is read and written through the store while
+# the lists' lock is held, and the fork handlers take the store's lock
+# before the lists': a fork between the two waits for a lock the verifying
+# thread holds while that thread waits for the store's, for good.
+@test "GnuTLS trust: a thread that forks beside verifications that save the trust record" {
+    run timeout 120 "$GNUTRUST" forkrace "$CA" "$CERT" "$KEY" 100
+    assert_success
+    assert_output "forkrace: 100 of 100 verified"
+    export RESUMESHIM_STORE="$BATS_TEST_TMPDIR/store"
+    run env LD_PRELOAD="$PRELOAD" timeout 60 "$GNUTRUST" forkrace "$CA" "$CERT" "$KEY" 100
+    assert_success
+    assert_output "forkrace: 100 of 100 verified"
+}

@@ -48,6 +48,11 @@
  *                        gnutls_certificate_get_trust_list; "server": a
  *                        server session's gnutls_credentials_set): whether
  *                        any of them failed
+ *   forkrace CA CERT KEY N  N rounds, each new credentials loading CA's
+ *                        bytes after a line of its own (a content new to
+ *                        the process) and verifying a server of CERT (KEY),
+ *                        while another thread forks children that exit at
+ *                        once: how many verified
  *   credverify CERT KEY  a handshake in the process, the credentials a
  *                        client's, with a server presenting CERT (KEY):
  *                        gnutls_certificate_verify_peers2's status
@@ -495,6 +500,66 @@ static void race_whole(const char *cert, const char *key, const char *trigger)
     gnutls_certificate_free_credentials(race_scred);
 }
 
+/* forkrace: a thread that forks, as a program that starts commands does,
+ * beside verifications with credentials new each time. */
+static volatile int fork_stop;
+
+static void *fork_loop(void *arg)
+{
+    (void)arg;
+    while (!fork_stop) {
+        pid_t p = fork();
+        if (p == 0)
+            _exit(0);
+        if (p > 0)
+            waitpid(p, NULL, 0);
+    }
+    return NULL;
+}
+
+static void fork_race(const char *ca, const char *cert, const char *key, int n)
+{
+    gnutls_certificate_credentials_t scred, ccred;
+    gnutls_datum_t bytes = {NULL, 0};
+    gnutls_certificate_allocate_credentials(&scred);
+    if (gnutls_certificate_set_x509_key_file(scred, cert, key, GNUTLS_X509_FMT_PEM) < 0 ||
+        gnutls_load_file(ca, &bytes) < 0)
+        exit(2);
+    pthread_t t;
+    int verified = 0;
+    fork_stop = 0;
+    pthread_create(&t, NULL, fork_loop, NULL);
+    for (int i = 0; i < n; i++) {
+        char head[64];
+        int h = snprintf(head, sizeof head, "# forkrace %d\n", i);
+        unsigned char *b = malloc((size_t)h + bytes.size);
+        memcpy(b, head, (size_t)h);
+        memcpy(b + h, bytes.data, bytes.size);
+        gnutls_datum_t d = {b, (unsigned)h + bytes.size};
+        gnutls_certificate_allocate_credentials(&ccred);
+        gnutls_certificate_set_x509_trust_mem(ccred, &d, GNUTLS_X509_FMT_PEM);
+        free(b);
+        struct side srv = {0}, cli = {0};
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+            exit(2);
+        pair_init(&srv, &cli, scred, ccred, sv, GNUTLS_SERVER);
+        gnutls_session_set_verify_cert(cli.s, "localhost", 0);
+        pair_handshake(&srv, &cli);
+        verified += cli.r == 0;
+        gnutls_deinit(cli.s);
+        gnutls_deinit(srv.s);
+        close(sv[0]);
+        close(sv[1]);
+        gnutls_certificate_free_credentials(ccred);
+    }
+    fork_stop = 1;
+    pthread_join(t, NULL);
+    printf("forkrace: %d of %d verified\n", verified, n);
+    gnutls_free(bytes.data);
+    gnutls_certificate_free_credentials(scred);
+}
+
 static void copy(const char *src, const char *dst)
 {
     char tmp[4096];
@@ -691,6 +756,9 @@ int main(int argc, char **argv)
             need_cred();
             race_whole(a, b, c);
             i += 3;
+        } else if (!strcmp(cmd, "forkrace")) {
+            fork_race(a, b, c, i + 4 < argc ? atoi(argv[i + 4]) : 1);
+            i += 4;
         } else if (!strcmp(cmd, "list")) {
             list_cas();
         } else if (!strcmp(cmd, "copy")) {
