@@ -233,6 +233,7 @@ bool tdemand_add_mem(gnutls_x509_trust_list_t list, const gnutls_datum_t *cas,
 {
     if (__atomic_load_n(&waiting, __ATOMIC_ACQUIRE) == 0)
         return false;
+    grecord_fetch();
     bool done = false;
     pthread_mutex_lock(&lock);
     struct dlist *d = find(list);
@@ -300,6 +301,8 @@ gnutls_x509_trust_list_t tdemand_lookup(gnutls_x509_trust_list_t list,
 {
     if (__atomic_load_n(&waiting, __ATOMIC_ACQUIRE) == 0 || inside)
         return list;
+    unsigned char *rec = NULL;
+    size_t rec_size = 0;
     pthread_mutex_lock(&lock);
     struct dlist *d = find(list);
     if (d != NULL && !d->whole) {
@@ -313,7 +316,7 @@ gnutls_x509_trust_list_t tdemand_lookup(gnutls_x509_trust_list_t list,
         /* Loads are typically done by the first verification: what this
          * process indexed goes to the store for the next. */
         if (ok && gindex_news())
-            grecord_save();
+            rec = grecord_build(&rec_size);
         inside--;
         if (ok)
             list = d->shadow != NULL ? d->shadow : list;
@@ -321,6 +324,7 @@ gnutls_x509_trust_list_t tdemand_lookup(gnutls_x509_trust_list_t list,
             make_whole(d);
     }
     pthread_mutex_unlock(&lock);
+    grecord_write(rec, rec_size);
     return list;
 }
 

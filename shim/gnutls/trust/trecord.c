@@ -19,11 +19,13 @@
  *   length (4), bucket (1), notBefore (8), notAfter (8). Numbers
  *   big-endian; the sum covers everything after it. */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "bytes.h"
 #include "store.h"
@@ -34,7 +36,9 @@
 #define MAGIC "resumeshim-gnutls-trust 1\n"
 #define MAGIC_LEN (sizeof MAGIC - 1)
 #define ENTRY (4 + 4 + 1 + 8 + 8)
-#define CONTENTS_MAX 1024
+/* Well below what a process keeps (tindex.c, 1,024), so that a process
+ * that read a full record has room for contents of its own. */
+#define CONTENTS_MAX 256
 #define ENTRIES_MAX 100000
 /* Each process reads and sums the whole record at its first load: it is
  * kept to the newest contents within 1 MiB (Debian's bundle is 0.2 MiB,
@@ -44,18 +48,48 @@
 static bool loaded;
 /* The record as read: adopted contents point into it. */
 static unsigned char *rec;
+static char *fetched;
+static size_t fetched_size;
+static pthread_once_t fetch_once = PTHREAD_ONCE_INIT;
+static char name[19];
+static bool named;
 
-/* The library that parsed the contents: its release, and its file as it is
- * on disk (a security update keeps the release's number, and may parse
- * differently). */
-static bool name_of(char out[19])
+/* The device and inode of the file mapped at addr (/proc/self/maps). */
+static bool mapped_file(const void *addr, unsigned *maj, unsigned *min, unsigned long *ino)
+{
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (f == NULL)
+        return false;
+    char line[512];
+    bool found = false;
+    uintptr_t a = (uintptr_t)addr;
+    while (!found && fgets(line, sizeof line, f) != NULL) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx %*s %*x %x:%x %lu", &lo, &hi, maj, min, ino) == 5 &&
+            a >= lo && a < hi)
+            found = *ino != 0;
+    }
+    fclose(f);
+    return found;
+}
+
+/* The library that parsed the contents: its release, and the file the
+ * process has mapped as it is on disk (a security update keeps the
+ * release's number and may parse differently, and renames its file over
+ * the old one while processes of the old one run): none when the file by
+ * that name is no longer the one mapped. Once per process. */
+static void identify(void)
 {
     const char *v = G(gnutls_check_version)(NULL);
+    void *fn = (void *)G(gnutls_check_version);
     Dl_info info;
-    struct stat st = {0};
-    if (dladdr((void *)G(gnutls_check_version), &info) == 0 || info.dli_fname == NULL ||
-        stat(info.dli_fname, &st) != 0)
-        return false;
+    struct stat st;
+    unsigned maj, min;
+    unsigned long ino;
+    if (fn == NULL || dladdr(fn, &info) == 0 || info.dli_fname == NULL ||
+        stat(info.dli_fname, &st) != 0 || !mapped_file(fn, &maj, &min, &ino) ||
+        major(st.st_dev) != maj || minor(st.st_dev) != min || st.st_ino != ino)
+        return;
     char text[160];
     size_t n = (size_t)snprintf(text, sizeof text, "gnutls trust %s %llu %llu %llu %lld.%09ld",
                                 v != NULL ? v : "?", (unsigned long long)st.st_dev,
@@ -65,9 +99,23 @@ static bool name_of(char out[19])
     unsigned char b[8];
     for (int i = 0; i < 8; i++)
         b[i] = (unsigned char)(h >> (56 - 8 * i));
-    memcpy(out, "t-", 2);
-    hex_encode(b, 8, out + 2);
-    return true;
+    memcpy(name, "t-", 2);
+    hex_encode(b, 8, name + 2);
+    named = true;
+}
+
+static void fetch(void)
+{
+    if (!store_on())
+        return;
+    identify();
+    if (named && !store_side_read(name, &fetched, &fetched_size))
+        fetched = NULL;
+}
+
+void grecord_fetch(void)
+{
+    pthread_once(&fetch_once, fetch);
 }
 
 /* One content, every field checked against the record's bounds and the
@@ -114,11 +162,10 @@ void grecord_load(void)
     if (loaded)
         return;
     loaded = true;
-    if (!store_on())
-        return;
-    char name[19], *buf;
-    size_t size;
-    if (!name_of(name) || !store_side_read(name, &buf, &size))
+    char *buf = fetched;
+    size_t size = fetched_size;
+    fetched = NULL;
+    if (buf == NULL)
         return;
     struct be_reader r = {(unsigned char *)buf, (unsigned char *)buf + size, true};
     const unsigned char *magic = be_take(&r, MAGIC_LEN);
@@ -194,15 +241,15 @@ static void write_one(const struct gcontent *c, void *arg)
     }
 }
 
-void grecord_save(void)
+unsigned char *grecord_build(size_t *out)
 {
-    if (!store_on())
-        return;
+    if (!named)
+        return NULL;
     struct sizing s = {0};
     gindex_each(measure, &s);
     if (s.failed) {
         free(s.sizes);
-        return;
+        return NULL;
     }
     /* The newest that fit, counted back from the newest. */
     size_t size = MAGIC_LEN + 8 + 4, n = 0;
@@ -214,15 +261,20 @@ void grecord_save(void)
     free(s.sizes);
     unsigned char *buf = n > 0 ? malloc(size) : NULL;
     if (buf == NULL)
-        return;
+        return NULL;
     memcpy(buf, MAGIC, MAGIC_LEN);
     s.p = buf + MAGIC_LEN + 8;
     be_put(&s.p, n, 4);
     gindex_each(write_one, &s);
     unsigned char *sum = buf + MAGIC_LEN;
     be_put(&sum, fnv1a64(buf + MAGIC_LEN + 8, size - MAGIC_LEN - 8), 8);
-    char name[19];
-    if (name_of(name))
+    *out = size;
+    return buf;
+}
+
+void grecord_write(unsigned char *buf, size_t size)
+{
+    if (buf != NULL && named)
         store_side_write(name, (const char *)buf, size);
     free(buf);
 }
