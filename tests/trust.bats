@@ -57,6 +57,15 @@ setup() {
     alternate -- --cafile "$CA" --verify-host localhost -- --tls12
 }
 
+@test "a session earned checking no address is never offered to one that checks one (SSL_set1_host of an address: the first address set in the process)" {
+    # The key asks verify parameters for an address only once the process
+    # has set one; libssl's SSL_set1_host sets it through the PLT.
+    start_psk --tls13
+    alternate --cafile "$CA" -- --cafile "$CA" --verify-host 127.0.0.1
+    start_psk --tls12
+    alternate --cafile "$CA" -- --cafile "$CA" --verify-host 127.0.0.1 -- --tls12
+}
+
 @test "not offered after the CA file changed" {
     start_psk --tls13
     alternate --cafile "$CA" -- --cafile "$BUNDLE"

@@ -29,6 +29,7 @@
 #include "real.h"
 #include "server/server.h"
 #include "client/session.h"
+#include "client/verdict.h"
 #include "settings.h"
 #include "judge/sigcache.h"
 #include "trust/trust.h"
@@ -299,6 +300,25 @@ EXPORT int X509_cmp_time(const ASN1_TIME *ctm, time_t *cmp_time)
     if (!in_handshake() || !shim_started())
         return ossl_X509_cmp_time(ctm, cmp_time);
     return vtime_cmp(ctm, cmp_time, ossl_X509_cmp_time);
+}
+
+/* An address to check: from now on the key asks parameters for one
+ * (verdict.c). */
+EXPORT int X509_VERIFY_PARAM_set1_ip(X509_VERIFY_PARAM *param, const unsigned char *ip,
+                                     size_t iplen)
+{
+    REAL_OR(X509_VERIFY_PARAM_set1_ip, 0, (param, ip, iplen));
+    if (ip != NULL)
+        verdict_ip_given();
+    return ossl_X509_VERIFY_PARAM_set1_ip(param, ip, iplen);
+}
+
+EXPORT int X509_VERIFY_PARAM_set1_ip_asc(X509_VERIFY_PARAM *param, const char *ipasc)
+{
+    REAL_OR(X509_VERIFY_PARAM_set1_ip_asc, 0, (param, ipasc));
+    if (ipasc != NULL)
+        verdict_ip_given();
+    return ossl_X509_VERIFY_PARAM_set1_ip_asc(param, ipasc);
 }
 
 STORE_HOOK(X509_STORE_add_cert, X509, X509_LU_X509, X509_get_subject_name)

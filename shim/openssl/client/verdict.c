@@ -1,6 +1,7 @@
 /* The cache key's contents, read off OpenSSL objects (verdict.h). Content,
  * not pointers: a program that builds a fresh SSL_CTX for every connection
  * (Python's urllib) still finds its sessions. */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -13,6 +14,31 @@
 #include "trust/trust.h"
 #include "verdict.h"
 #include "later.h"
+#include "verified.h"
+
+/* Whether any verify parameters of the process were given an address to
+ * check. X509_VERIFY_PARAM_set1_ip and _set1_ip_asc are the only ways an
+ * address gets into parameters (a copy of parameters copies one that one
+ * of them set: crypto/x509/x509_vpm.c of OpenSSL 3.0.20 and 3.5.7), and
+ * libssl's SSL_set1_host and SSL_add1_host call them through its PLT
+ * (objdump -d of 3.0.19 and 3.5.9). Until one is called, no parameters
+ * hold an address, and asking (X509_VERIFY_PARAM_get1_ip_asc raises an
+ * error where there is none: 1,100 instructions, twice a connection) is
+ * left out; the key is the same. */
+static atomic_bool ip_given;
+
+void verdict_ip_given(void)
+{
+    atomic_store_explicit(&ip_given, true, memory_order_release);
+}
+
+static char *ip_of(X509_VERIFY_PARAM *vp)
+{
+    if (feature_on(FEATURE_OPENSSL_IP_SET) &&
+        !atomic_load_explicit(&ip_given, memory_order_acquire))
+        return NULL;
+    return R(X509_VERIFY_PARAM_get1_ip_asc)(vp);
+}
 
 static void put_param(struct key *k, char tag, X509_VERIFY_PARAM *vp)
 {
@@ -24,7 +50,7 @@ static void put_param(struct key *k, char tag, X509_VERIFY_PARAM *vp)
     for (int i = 0; (host = R(X509_VERIFY_PARAM_get0_host)(vp, i)) != NULL; i++)
         key_put_str(k, tag, host);
     key_put_str(k, tag, R(X509_VERIFY_PARAM_get0_email)(vp));
-    char *ip = R(X509_VERIFY_PARAM_get1_ip_asc)(vp);
+    char *ip = ip_of(vp);
     key_put_str(k, tag, ip);
     R(CRYPTO_free)(ip, __FILE__, __LINE__);
     if (R(X509_VERIFY_PARAM_get_flags)(vp) & X509_V_FLAG_USE_CHECK_TIME)

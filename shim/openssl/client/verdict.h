@@ -25,6 +25,9 @@ void verdict_key(SSL *s, const struct recorded *conn, const struct ctx_parts *ct
  * false when it cannot be read. Taken as the handshake begins and again
  * when a session is kept, which a program that changed its certificate
  * in between does not earn under the key it began with. */
+/* Verify parameters were given an address to check (the two setters'
+ * hooks, before the setter runs). */
+void verdict_ip_given(void);
 bool verdict_identity(SSL *s, const struct ctx_parts *ctx, unsigned char out[32]);
 /* The fingerprint of a server connection's configuration: what a ticket it
  * issues may be accepted under. False when it cannot be told apart. */
