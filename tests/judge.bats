@@ -811,6 +811,21 @@ make_short_root() {
     assert_output "same"
 }
 
+@test "key facts kept: a verification's questions to keys freed and made again, where the last one was, answered as libcrypto answers them" {
+    openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$D/named.pem" 2>/dev/null
+    openssl ecparam -name prime256v1 -param_enc explicit -genkey -noout \
+        -out "$D/explicit.pem" 2>/dev/null
+    openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:1024 -out "$D/rsa.pem" 2>/dev/null
+    start_psk --tls13
+    local files=("$D/named.pem" "$D/explicit.pem" "$D/rsa.pem")
+    run "$ROOT/tests/bin/keyfactcheck" "$PORT" "$CA" "${files[@]}"
+    assert_success
+    assert_output "asked=600 differed=0"
+    run with_shim "$ROOT/tests/bin/keyfactcheck" "$PORT" "$CA" "${files[@]}"
+    assert_success
+    assert_output "asked=600 differed=0"
+}
+
 # make_leaf NAME HOST: $D/NAME.pem and $D/NAME.key, a new key certified by
 # the test CA for HOST alone.
 make_leaf() {

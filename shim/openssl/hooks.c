@@ -31,6 +31,7 @@
 #include "client/session.h"
 #include "client/verdict.h"
 #include "settings.h"
+#include "judge/keyfacts.h"
 #include "judge/sigcache.h"
 #include "trust/trust.h"
 #include "trust/trustdemand.h"
@@ -319,6 +320,24 @@ EXPORT int X509_VERIFY_PARAM_set1_ip_asc(X509_VERIFY_PARAM *param, const char *i
     if (ipasc != NULL)
         verdict_ip_given();
     return ossl_X509_VERIFY_PARAM_set1_ip_asc(param, ipasc);
+}
+
+/* What a verification asks of a key inside a handshake or a judgment: a
+ * yes kept for the same key (keyfacts.c). */
+EXPORT int EVP_PKEY_is_a(const EVP_PKEY *pkey, const char *name)
+{
+    REAL_OR(EVP_PKEY_is_a, 0, (pkey, name));
+    if (!in_handshake() || !shim_started())
+        return ossl_EVP_PKEY_is_a(pkey, name);
+    return keyfacts_is_a(pkey, name, ossl_EVP_PKEY_is_a);
+}
+
+EXPORT int EVP_PKEY_get_int_param(const EVP_PKEY *pkey, const char *key_name, int *out)
+{
+    REAL_OR(EVP_PKEY_get_int_param, 0, (pkey, key_name, out));
+    if (!in_handshake() || !shim_started())
+        return ossl_EVP_PKEY_get_int_param(pkey, key_name, out);
+    return keyfacts_get_int_param(pkey, key_name, out, ossl_EVP_PKEY_get_int_param);
 }
 
 STORE_HOOK(X509_STORE_add_cert, X509, X509_LU_X509, X509_get_subject_name)

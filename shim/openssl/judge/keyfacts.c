@@ -1,0 +1,137 @@
+/* Facts about keys kept (keyfacts.h).
+ *
+ * Besides its signatures (sigcache.c) and validity times (vtime.c),
+ * X509_verify_cert asks two questions of the keys of a chain that cost
+ * more than the rest of a judgment: whether an EC key was decoded from
+ * explicit parameters (check_curve, for every certificate of a chain of
+ * two or more: EVP_PKEY_get_int_param, through the provider's get_params)
+ * and whether an issuer's key is of the algorithm its subject is signed
+ * with (check_sig_alg_match, crypto/x509/v3_purp.c: EVP_PKEY_is_a, through
+ * the namemap). Three of each are 14,500 of the 57,000 instructions a
+ * judged TLS 1.2 resumption costs above a native one (callgrind, OpenSSL
+ * 3.0.19, a two-link ECDSA chain). Both functions are called through
+ * libcrypto's PLT (objdump -d of 3.0.19 and 3.5.9: the call in check_curve
+ * and those of check_sig_alg_match), so they reach the shim.
+ *
+ * For a key a provider holds, the answers stay what they were while the
+ * key object is the same key (crypto/evp/p_lib.c, evp_fetch.c,
+ * core_namemap.c, providers/implementations/keymgmt/ec_kmgmt.c, OpenSSL
+ * 3.0.20 and 3.5.7):
+ *   EVP_PKEY_is_a asks whether the name's number in its provider's
+ *   namemap is the key manager's own; a namemap only grows (names are
+ *   added, never removed or renumbered), so a yes stays yes. A no may
+ *   become yes once a provider adds the name: never kept.
+ *   "decoded-from-explicit" is a flag of the key's group, set when the
+ *   key was decoded.
+ * A key without a provider (an engine's, a legacy assignment) is answered
+ * from tables a program may add to (EVP_PKEY_asn1_add0): asked every time.
+ * A key object changed in place into another key keeps the first key's
+ * answers, as it keeps its signature checks (the limit sigcache.c states).
+ * An entry holds a reference to its key, so that no other key takes its
+ * address while it is here. Each thread keeps its own few, so that no
+ * lock joins the threads' judgments. Only answers asked inside handshakes
+ * and judgments; every other call goes straight through. */
+#include <pthread.h>
+#include <string.h>
+
+#include <openssl/core_names.h>
+
+#include "keyfacts.h"
+#include "verified.h"
+
+#define ENTRIES 16
+#define NAME_MAX_ 24
+
+enum kind { IS_A = 1, INT_PARAM };
+
+struct fact {
+    EVP_PKEY *key; /* NULL: empty */
+    enum kind kind;
+    int value;
+    char name[NAME_MAX_];
+};
+
+static _Thread_local struct fact facts[ENTRIES];
+static _Thread_local unsigned next_entry;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_key_t releaser;
+static bool releaser_made;
+
+/* A thread that ends gives its keys back. */
+static void release(void *p)
+{
+    struct fact *f = p;
+    for (unsigned i = 0; i < ENTRIES; i++)
+        if (f[i].key != NULL) {
+            R(EVP_PKEY_free)(f[i].key);
+            f[i].key = NULL;
+        }
+}
+
+static void make_key(void)
+{
+    releaser_made = pthread_key_create(&releaser, release) == 0;
+}
+
+static bool keepable(const EVP_PKEY *key, const char *name)
+{
+    return key != NULL && name != NULL && strlen(name) < NAME_MAX_ &&
+           feature_on(FEATURE_OPENSSL_KEYFACTS) && R(EVP_PKEY_get0_provider)(key) != NULL;
+}
+
+static const struct fact *known(const EVP_PKEY *key, enum kind kind, const char *name)
+{
+    for (unsigned i = 0; i < ENTRIES; i++) {
+        const struct fact *f = &facts[i];
+        if (f->key == key && f->kind == kind && strcmp(f->name, name) == 0)
+            return f;
+    }
+    return NULL;
+}
+
+static void note(const EVP_PKEY *key, enum kind kind, const char *name, int value)
+{
+    pthread_once(&once, make_key);
+    /* not kept where the thread's end could not give the key back */
+    if (!releaser_made || pthread_setspecific(releaser, facts) != 0)
+        return;
+    EVP_PKEY *own = (EVP_PKEY *)key;
+    if (R(EVP_PKEY_up_ref)(own) != 1)
+        return;
+    struct fact *f = &facts[next_entry];
+    next_entry = (next_entry + 1) % ENTRIES;
+    EVP_PKEY *gone = f->key;
+    *f = (struct fact){own, kind, value, {0}};
+    strcpy(f->name, name);
+    if (gone != NULL)
+        R(EVP_PKEY_free)(gone);
+}
+
+int keyfacts_is_a(const EVP_PKEY *key, const char *name,
+                  int (*is_a)(const EVP_PKEY *, const char *))
+{
+    if (key != NULL && name != NULL && known(key, IS_A, name) != NULL)
+        return 1;
+    int r = is_a(key, name);
+    if (r == 1 && keepable(key, name))
+        note(key, IS_A, name, 1);
+    return r;
+}
+
+int keyfacts_get_int_param(const EVP_PKEY *key, const char *name, int *out,
+                           int (*get)(const EVP_PKEY *, const char *, int *))
+{
+    if (key == NULL || name == NULL || out == NULL ||
+        strcmp(name, OSSL_PKEY_PARAM_EC_DECODED_FROM_EXPLICIT_PARAMS) != 0)
+        return get(key, name, out);
+    const struct fact *f = known(key, INT_PARAM, name);
+    if (f != NULL) {
+        *out = f->value;
+        return 1;
+    }
+    int r = get(key, name, out);
+    if (r == 1 && keepable(key, name))
+        note(key, INT_PARAM, name, *out);
+    return r;
+}
