@@ -811,7 +811,7 @@ make_short_root() {
     assert_output "same"
 }
 
-@test "key facts kept: a verification's questions to keys freed and made again, where the last one was, answered as libcrypto answers them" {
+@test "key facts kept only in the judge's verifications: a verify callback's questions to keys freed and made again answered as libcrypto answers them, and a connection's own key share freed with it" {
     openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$D/named.pem" 2>/dev/null
     openssl ecparam -name prime256v1 -param_enc explicit -genkey -noout \
         -out "$D/explicit.pem" 2>/dev/null
@@ -820,10 +820,10 @@ make_short_root() {
     local files=("$D/named.pem" "$D/explicit.pem" "$D/rsa.pem")
     run "$ROOT/tests/bin/keyfactcheck" "$PORT" "$CA" "${files[@]}"
     assert_success
-    assert_output "asked=600 differed=0"
+    assert_output "asked=600 differed=0 freed=1"
     run with_shim "$ROOT/tests/bin/keyfactcheck" "$PORT" "$CA" "${files[@]}"
     assert_success
-    assert_output "asked=600 differed=0"
+    assert_output "asked=600 differed=0 freed=1"
 }
 
 # make_leaf NAME HOST: $D/NAME.pem and $D/NAME.key, a new key certified by

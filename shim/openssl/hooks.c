@@ -309,34 +309,34 @@ EXPORT int X509_VERIFY_PARAM_set1_ip(X509_VERIFY_PARAM *param, const unsigned ch
                                      size_t iplen)
 {
     REAL_OR(X509_VERIFY_PARAM_set1_ip, 0, (param, ip, iplen));
-    if (ip != NULL)
+    if (ip != NULL && iplen != 0)
         verdict_ip_given();
     return ossl_X509_VERIFY_PARAM_set1_ip(param, ip, iplen);
 }
 
+/* libssl's SSL_set1_host tries every name as an address first: only one
+ * that parses is an address set (no other thread may read parameters a
+ * setter is changing, so this comes before any reads them). */
 EXPORT int X509_VERIFY_PARAM_set1_ip_asc(X509_VERIFY_PARAM *param, const char *ipasc)
 {
     REAL_OR(X509_VERIFY_PARAM_set1_ip_asc, 0, (param, ipasc));
-    if (ipasc != NULL)
+    int r = ossl_X509_VERIFY_PARAM_set1_ip_asc(param, ipasc);
+    if (r == 1)
         verdict_ip_given();
-    return ossl_X509_VERIFY_PARAM_set1_ip_asc(param, ipasc);
+    return r;
 }
 
-/* What a verification asks of a key inside a handshake or a judgment: a
- * yes kept for the same key (keyfacts.c). */
+/* What the judge's verification asks of a certificate's key: a yes kept
+ * for the same key (keyfacts.c). */
 EXPORT int EVP_PKEY_is_a(const EVP_PKEY *pkey, const char *name)
 {
     REAL_OR(EVP_PKEY_is_a, 0, (pkey, name));
-    if (!in_handshake() || !shim_started())
-        return ossl_EVP_PKEY_is_a(pkey, name);
     return keyfacts_is_a(pkey, name, ossl_EVP_PKEY_is_a);
 }
 
 EXPORT int EVP_PKEY_get_int_param(const EVP_PKEY *pkey, const char *key_name, int *out)
 {
     REAL_OR(EVP_PKEY_get_int_param, 0, (pkey, key_name, out));
-    if (!in_handshake() || !shim_started())
-        return ossl_EVP_PKEY_get_int_param(pkey, key_name, out);
     return keyfacts_get_int_param(pkey, key_name, out, ossl_EVP_PKEY_get_int_param);
 }
 

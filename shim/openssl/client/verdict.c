@@ -57,24 +57,6 @@ static void put_param(struct key *k, char tag, X509_VERIFY_PARAM *vp)
         key_put_num(k, tag, (uint64_t)(int64_t)R(X509_VERIFY_PARAM_get_time)(vp));
 }
 
-/* A store whose verification runs code of the program's own (any of the
- * functions X509_STORE_set_* puts in place of libcrypto's: revocation,
- * issuer lookup, CRL checks, policy, a verify callback): what it decides
- * by cannot be fingerprinted. */
-static bool store_runs_code(X509_STORE *store)
-{
-    return store != NULL &&
-           (R(X509_STORE_get_verify_cb)(store) != NULL || R(X509_STORE_get_verify)(store) != NULL ||
-            R(X509_STORE_get_get_issuer)(store) != NULL ||
-            R(X509_STORE_get_check_issued)(store) != NULL ||
-            R(X509_STORE_get_check_revocation)(store) != NULL ||
-            R(X509_STORE_get_get_crl)(store) != NULL || R(X509_STORE_get_check_crl)(store) != NULL ||
-            R(X509_STORE_get_cert_crl)(store) != NULL ||
-            R(X509_STORE_get_check_policy)(store) != NULL ||
-            R(X509_STORE_get_lookup_certs)(store) != NULL ||
-            R(X509_STORE_get_lookup_crls)(store) != NULL);
-}
-
 static void put_store(struct key *k, char tag, X509_STORE *store, const struct algs *algs)
 {
     unsigned char md[64];
@@ -356,7 +338,7 @@ bool verdict_server_conf(SSL *s, const struct recorded *conn, const struct ctx_p
          * own (struct recorded). */
         if (R(SSL_get_verify_callback)(s) != NULL ||
             (ctx_rec != NULL && ctx_rec->cert_verify_cb != NULL) ||
-            store_runs_code(R(SSL_CTX_get_cert_store)(ctx)) || store_runs_code(own)) {
+            trust_runs_code(R(SSL_CTX_get_cert_store)(ctx)) || trust_runs_code(own)) {
             if (ctx_rec == NULL)
                 return false;
             if (!by_name)

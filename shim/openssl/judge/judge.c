@@ -27,6 +27,8 @@
  * condition for giving it. */
 #include "ctx.h"
 #include "judge.h"
+#include "keyfacts.h"
+#include "trust/trust.h"
 #include "client/session.h"
 #include "util.h"
 
@@ -97,7 +99,14 @@ verify(SSL *s, const struct ctx_parts *parts, X509 *leaf, STACK_OF(X509) *chain,
         if (ctx_rec != NULL && ctx_rec->cert_verify_cb != NULL) {
             ok = ctx_rec->cert_verify_cb(xs, ctx_rec->cert_verify_arg);
         } else {
+            /* Where no code of the program's own runs, only certificates'
+             * keys are asked about (keyfacts.c). */
+            bool facts = cb == NULL && !trust_runs_code(store);
+            if (facts)
+                keyfacts_begin();
             ok = R(X509_verify_cert)(xs);
+            if (facts)
+                keyfacts_end();
             if (ok < 0)
                 ok = 0;
         }

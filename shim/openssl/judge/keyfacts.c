@@ -13,6 +13,12 @@
  * libcrypto's PLT (objdump -d of 3.0.19 and 3.5.9: the call in check_curve
  * and those of check_sig_alg_match), so they reach the shim.
  *
+ * Answers are kept only while the judge runs X509_verify_cert with no
+ * code of the program's own (no verify callback, no store function of its
+ * own: judge.c), where the keys asked about are those of certificates: the
+ * chain's and the candidate issuers'. A handshake asks of its ephemeral
+ * keys too, and a program of any key it makes; none of those is kept.
+ *
  * For a key a provider holds, the answers stay what they were while the
  * key object is the same key (crypto/evp/p_lib.c, evp_fetch.c,
  * core_namemap.c, providers/implementations/keymgmt/ec_kmgmt.c, OpenSSL
@@ -23,14 +29,18 @@
  *   become yes once a provider adds the name: never kept.
  *   "decoded-from-explicit" is a flag of the key's group, set when the
  *   key was decoded.
- * A key without a provider (an engine's, a legacy assignment) is answered
- * from tables a program may add to (EVP_PKEY_asn1_add0): asked every time.
- * A key object changed in place into another key keeps the first key's
- * answers, as it keeps its signature checks (the limit sigcache.c states).
+ * A key made again into the same object (EVP_PKEY_generate and
+ * EVP_PKEY_fromdata write into a key they are given) has another key
+ * manager, whose type name is compared on every answer; a certificate's
+ * key changed in place within its type keeps the first key's answers, as
+ * it keeps its signature checks (the limit sigcache.c states). A key
+ * without a provider (an engine's, a legacy assignment) is answered from
+ * tables a program may add to (EVP_PKEY_asn1_add0): asked every time.
  * An entry holds a reference to its key, so that no other key takes its
- * address while it is here. Each thread keeps its own few, so that no
- * lock joins the threads' judgments. Only answers asked inside handshakes
- * and judgments; every other call goes straight through. */
+ * address while it is here; a key let go is freed when the judgment ends,
+ * outside the store's lock that libcrypto may hold while it asks. Each
+ * thread keeps its own few, so that no lock joins the threads'
+ * judgments. */
 #include <pthread.h>
 #include <string.h>
 
@@ -46,6 +56,7 @@ enum kind { IS_A = 1, INT_PARAM };
 
 struct fact {
     EVP_PKEY *key; /* NULL: empty */
+    const char *type; /* the key's type name when kept */
     enum kind kind;
     int value;
     char name[NAME_MAX_];
@@ -53,6 +64,10 @@ struct fact {
 
 static _Thread_local struct fact facts[ENTRIES];
 static _Thread_local unsigned next_entry;
+static _Thread_local bool on;
+/* keys let go during this judgment, freed at its end */
+static _Thread_local EVP_PKEY *gone[ENTRIES];
+static _Thread_local unsigned n_gone;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pthread_key_t releaser;
@@ -74,17 +89,28 @@ static void make_key(void)
     releaser_made = pthread_key_create(&releaser, release) == 0;
 }
 
-static bool keepable(const EVP_PKEY *key, const char *name)
+void keyfacts_begin(void)
 {
-    return key != NULL && name != NULL && strlen(name) < NAME_MAX_ &&
-           feature_on(FEATURE_OPENSSL_KEYFACTS) && R(EVP_PKEY_get0_provider)(key) != NULL;
+    on = feature_on(FEATURE_OPENSSL_KEYFACTS);
+}
+
+void keyfacts_end(void)
+{
+    on = false;
+    while (n_gone > 0)
+        R(EVP_PKEY_free)(gone[--n_gone]);
 }
 
 static const struct fact *known(const EVP_PKEY *key, enum kind kind, const char *name)
 {
+    const char *type = NULL;
     for (unsigned i = 0; i < ENTRIES; i++) {
         const struct fact *f = &facts[i];
-        if (f->key == key && f->kind == kind && strcmp(f->name, name) == 0)
+        if (f->key != key || f->kind != kind || strcmp(f->name, name) != 0)
+            continue;
+        if (type == NULL && (type = R(EVP_PKEY_get0_type_name)(key)) == NULL)
+            return NULL;
+        if (f->type == type)
             return f;
     }
     return NULL;
@@ -92,29 +118,34 @@ static const struct fact *known(const EVP_PKEY *key, enum kind kind, const char 
 
 static void note(const EVP_PKEY *key, enum kind kind, const char *name, int value)
 {
+    if (strlen(name) >= NAME_MAX_ || R(EVP_PKEY_get0_provider)(key) == NULL ||
+        n_gone == ENTRIES)
+        return;
     pthread_once(&once, make_key);
     /* not kept where the thread's end could not give the key back */
     if (!releaser_made || pthread_setspecific(releaser, facts) != 0)
         return;
     EVP_PKEY *own = (EVP_PKEY *)key;
-    if (R(EVP_PKEY_up_ref)(own) != 1)
+    const char *type = R(EVP_PKEY_get0_type_name)(own);
+    if (type == NULL || R(EVP_PKEY_up_ref)(own) != 1)
         return;
     struct fact *f = &facts[next_entry];
     next_entry = (next_entry + 1) % ENTRIES;
-    EVP_PKEY *gone = f->key;
-    *f = (struct fact){own, kind, value, {0}};
+    if (f->key != NULL)
+        gone[n_gone++] = f->key;
+    *f = (struct fact){own, type, kind, value, {0}};
     strcpy(f->name, name);
-    if (gone != NULL)
-        R(EVP_PKEY_free)(gone);
 }
 
 int keyfacts_is_a(const EVP_PKEY *key, const char *name,
                   int (*is_a)(const EVP_PKEY *, const char *))
 {
-    if (key != NULL && name != NULL && known(key, IS_A, name) != NULL)
+    if (!on || key == NULL || name == NULL)
+        return is_a(key, name);
+    if (known(key, IS_A, name) != NULL)
         return 1;
     int r = is_a(key, name);
-    if (r == 1 && keepable(key, name))
+    if (r == 1)
         note(key, IS_A, name, 1);
     return r;
 }
@@ -122,7 +153,7 @@ int keyfacts_is_a(const EVP_PKEY *key, const char *name,
 int keyfacts_get_int_param(const EVP_PKEY *key, const char *name, int *out,
                            int (*get)(const EVP_PKEY *, const char *, int *))
 {
-    if (key == NULL || name == NULL || out == NULL ||
+    if (!on || key == NULL || name == NULL || out == NULL ||
         strcmp(name, OSSL_PKEY_PARAM_EC_DECODED_FROM_EXPLICIT_PARAMS) != 0)
         return get(key, name, out);
     const struct fact *f = known(key, INT_PARAM, name);
@@ -131,7 +162,7 @@ int keyfacts_get_int_param(const EVP_PKEY *key, const char *name, int *out,
         return 1;
     }
     int r = get(key, name, out);
-    if (r == 1 && keepable(key, name))
+    if (r == 1)
         note(key, INT_PARAM, name, *out);
     return r;
 }

@@ -158,4 +158,20 @@ void trust_lookup(X509_STORE *store, int cmd, const char *where)
     pthread_mutex_unlock(&store_lock);
 }
 
-
+/* A store whose verification runs code of the program's own (any of the
+ * functions X509_STORE_set_* puts in place of libcrypto's: revocation,
+ * issuer lookup, CRL checks, policy, a verify callback): what it decides
+ * by cannot be fingerprinted. */
+bool trust_runs_code(X509_STORE *store)
+{
+    return store != NULL &&
+           (R(X509_STORE_get_verify_cb)(store) != NULL || R(X509_STORE_get_verify)(store) != NULL ||
+            R(X509_STORE_get_get_issuer)(store) != NULL ||
+            R(X509_STORE_get_check_issued)(store) != NULL ||
+            R(X509_STORE_get_check_revocation)(store) != NULL ||
+            R(X509_STORE_get_get_crl)(store) != NULL || R(X509_STORE_get_check_crl)(store) != NULL ||
+            R(X509_STORE_get_cert_crl)(store) != NULL ||
+            R(X509_STORE_get_check_policy)(store) != NULL ||
+            R(X509_STORE_get_lookup_certs)(store) != NULL ||
+            R(X509_STORE_get_lookup_crls)(store) != NULL);
+}
