@@ -91,8 +91,11 @@ static void put_ciphers(struct key *k, SSL *s)
         key_fail(k);
         return;
     }
+    /* (looked up once for the list's 60 entries, not twice an entry) */
+    __typeof__(ossl_OPENSSL_sk_value) value = R(OPENSSL_sk_value);
+    __typeof__(ossl_SSL_CIPHER_get_id) id = R(SSL_CIPHER_get_id);
     for (int i = 0; i < n; i++)
-        ids[i] = (uint32_t)R(SSL_CIPHER_get_id)(R(OPENSSL_sk_value)(sk, i));
+        ids[i] = (uint32_t)id(value(sk, i));
     key_put(k, 'c', ids, (size_t)n * sizeof *ids);
 }
 
