@@ -78,6 +78,7 @@ TESTBIN := \
     tests/bin/vtimecheck \
     tests/bin/sigkeycheck \
     tests/bin/keyfactcheck \
+    tests/bin/lookupkey \
     tests/bin/localnettle \
     tests/bin/nodelayclient \
     tests/bin/corkclient \
@@ -234,9 +235,9 @@ tests/bin/vtimecheck: tests/vtimecheck.c shim/openssl/judge/vtime.c shim/openssl
 tests/bin/sigkeycheck: tests/sigkeycheck.c | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror $(SAN) -o $@ tests/sigkeycheck.c -lcrypto
 
-# run under the shim: no sanitizer runtime of its own
-tests/bin/keyfactcheck: tests/keyfactcheck.c | tests/bin
-	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ tests/keyfactcheck.c -lssl -lcrypto
+# run under the shim: no sanitizer runtime of their own
+tests/bin/keyfactcheck tests/bin/lookupkey: tests/bin/%: tests/%.c | tests/bin
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lssl -lcrypto
 
 # The unit tier: the core alone, driven by a fake backend (tests/unit/),
 # under the sanitizers. It links no TLS library and sees no backend header,

@@ -826,6 +826,16 @@ make_short_root() {
     assert_output "asked=600 differed=0 freed=1"
 }
 
+@test "key facts: a key a lookup method of the program's own makes and asks about inside a judged verification is freed when the program frees it" {
+    start_psk --tls13
+    run "$ROOT/tests/bin/lookupkey" "$PORT" "$CA" 3
+    assert_success
+    assert_output "made=3 freed=3 resumed=0"
+    run with_shim "$ROOT/tests/bin/lookupkey" "$PORT" "$CA" 3
+    assert_success
+    assert_output "made=3 freed=3 resumed=2"
+}
+
 # make_leaf NAME HOST: $D/NAME.pem and $D/NAME.key, a new key certified by
 # the test CA for HOST alone.
 make_leaf() {

@@ -266,6 +266,16 @@ static void lookup_added(X509_LOOKUP *lu, int cmd, const char *argc, long argl, 
     trust_lookup(R(X509_LOOKUP_get_store)(lu), cmd, argc);
 }
 
+/* A lookup method of the program's own runs its code inside every
+ * verification of the store (trust_runs_code). */
+EXPORT X509_LOOKUP *X509_STORE_add_lookup(X509_STORE *v, X509_LOOKUP_METHOD *m)
+{
+    REAL_OR(X509_STORE_add_lookup, NULL, (v, m));
+    if (m != NULL && m != R(X509_LOOKUP_file)() && m != R(X509_LOOKUP_hash_dir)())
+        trust_own_lookup();
+    return ossl_X509_STORE_add_lookup(v, m);
+}
+
 EXPORT int X509_LOOKUP_ctrl_ex(X509_LOOKUP *lu, int cmd, const char *argc, long argl, char **ret,
                                OSSL_LIB_CTX *libctx, const char *propq)
 {

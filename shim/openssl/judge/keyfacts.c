@@ -14,10 +14,11 @@
  * and those of check_sig_alg_match), so they reach the shim.
  *
  * Answers are kept only while the judge runs X509_verify_cert with no
- * code of the program's own (no verify callback, no store function of its
- * own: judge.c), where the keys asked about are those of certificates: the
- * chain's and the candidate issuers'. A handshake asks of its ephemeral
- * keys too, and a program of any key it makes; none of those is kept.
+ * code of the program's own (no verify callback, store function or lookup
+ * method of its own: judge.c, trust_runs_code), where the keys asked about
+ * are those of certificates: the chain's and the candidate issuers'. A
+ * handshake asks of its ephemeral keys too, and a program of any key it
+ * makes; none of those is kept (tests/keyfactcheck.c, tests/lookupkey.c).
  *
  * For a key a provider holds, the answers stay what they were while the
  * key object is the same key (crypto/evp/p_lib.c, evp_fetch.c,

@@ -1,5 +1,6 @@
 /* Trust-store fingerprints (trust.h). */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,12 +159,23 @@ void trust_lookup(X509_STORE *store, int cmd, const char *where)
     pthread_mutex_unlock(&store_lock);
 }
 
+/* A lookup method of the program's own, added to any store: stores are
+ * not told apart (such programs are rare; a flag needs no lock). */
+static atomic_bool own_lookup;
+
+void trust_own_lookup(void)
+{
+    atomic_store_explicit(&own_lookup, true, memory_order_release);
+}
+
 /* A store whose verification runs code of the program's own (any of the
  * functions X509_STORE_set_* puts in place of libcrypto's: revocation,
- * issuer lookup, CRL checks, policy, a verify callback): what it decides
- * by cannot be fingerprinted. */
+ * issuer lookup, CRL checks, policy, a verify callback; a lookup method):
+ * what it decides by cannot be fingerprinted. */
 bool trust_runs_code(X509_STORE *store)
 {
+    if (atomic_load_explicit(&own_lookup, memory_order_acquire))
+        return true;
     return store != NULL &&
            (R(X509_STORE_get_verify_cb)(store) != NULL || R(X509_STORE_get_verify)(store) != NULL ||
             R(X509_STORE_get_get_issuer)(store) != NULL ||

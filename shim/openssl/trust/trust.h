@@ -29,8 +29,11 @@ bool trust_digest(struct trust_sig *sigs, size_t n, const struct algs *algs, uns
 void trust_changed(X509_STORE *store);
 /* The application gave a store a lookup location (a CA directory). */
 void trust_lookup(X509_STORE *store, int cmd, const char *where);
-/* The store verifies with code of the program's own (any of the functions
- * X509_STORE_set_* puts in place of libcrypto's). */
+/* The store verifies with code of the program's own: any of the functions
+ * X509_STORE_set_* puts in place of libcrypto's, or (for any store, once
+ * seen) a lookup method other than libcrypto's file and directory ones. */
 bool trust_runs_code(X509_STORE *store);
+/* A lookup method other than those two was added to a store. */
+void trust_own_lookup(void);
 
 #endif
