@@ -267,11 +267,14 @@ static void lookup_added(X509_LOOKUP *lu, int cmd, const char *argc, long argl, 
 }
 
 /* A lookup method of the program's own runs its code inside every
- * verification of the store (trust_runs_code). */
+ * verification of the store (trust_runs_code); libcrypto's default paths
+ * add its file, directory and OSSL_STORE ones (x509_d2.c, 3.0.20 and
+ * 3.5.7). */
 EXPORT X509_LOOKUP *X509_STORE_add_lookup(X509_STORE *v, X509_LOOKUP_METHOD *m)
 {
     REAL_OR(X509_STORE_add_lookup, NULL, (v, m));
-    if (m != NULL && m != R(X509_LOOKUP_file)() && m != R(X509_LOOKUP_hash_dir)())
+    if (m != NULL && m != R(X509_LOOKUP_file)() && m != R(X509_LOOKUP_hash_dir)() &&
+        m != R(X509_LOOKUP_store)())
         trust_own_lookup();
     return ossl_X509_STORE_add_lookup(v, m);
 }

@@ -31,9 +31,10 @@ void trust_changed(X509_STORE *store);
 void trust_lookup(X509_STORE *store, int cmd, const char *where);
 /* The store verifies with code of the program's own: any of the functions
  * X509_STORE_set_* puts in place of libcrypto's, or (for any store, once
- * seen) a lookup method other than libcrypto's file and directory ones. */
+ * seen) a lookup method other than libcrypto's file, directory and
+ * OSSL_STORE ones. */
 bool trust_runs_code(X509_STORE *store);
-/* A lookup method other than those two was added to a store. */
+/* A lookup method other than those three was added to a store. */
 void trust_own_lookup(void);
 
 #endif
