@@ -10,7 +10,9 @@
  * and switching it off keeps nothing else. A socket the program set
  * TCP_NODELAY on has nothing held; it is left alone. So is a corked one
  * (TCP_CORK): the program holds its data on purpose, and TCP_NODELAY going
- * on would send it anyway (tcp(7)). */
+ * on would send it anyway (tcp(7)). TCP_NODELAY is asked first: most
+ * programs that care set it, and for them one call decides; on a socket
+ * of another kind it fails. */
 #include "tcp.h"
 
 #include <errno.h>
@@ -44,7 +46,7 @@ static bool option_off(int fd, int name)
 void tcp_push(int fd)
 {
     int one = 1, zero = 0, saved = errno;
-    if (fd >= 0 && is_tcp(fd) && option_off(fd, TCP_NODELAY) && option_off(fd, TCP_CORK) &&
+    if (fd >= 0 && option_off(fd, TCP_NODELAY) && is_tcp(fd) && option_off(fd, TCP_CORK) &&
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0 &&
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &zero, sizeof zero) != 0)
         LOG(LOG_INFO, "TCP_NODELAY could not be turned off again after a push");
