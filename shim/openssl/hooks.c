@@ -267,7 +267,7 @@ static void lookup_added(X509_LOOKUP *lu, int cmd, const char *argc, long argl, 
 }
 
 /* A lookup method of the program's own runs its code inside every
- * verification of the store (trust_runs_code); libcrypto's default paths
+ * verification of the store (trust_own_lookups); libcrypto's default paths
  * add its file, directory and OSSL_STORE ones (x509_d2.c, 3.0.20 and
  * 3.5.7). */
 EXPORT X509_LOOKUP *X509_STORE_add_lookup(X509_STORE *v, X509_LOOKUP_METHOD *m)

@@ -103,7 +103,7 @@ verify(SSL *s, const struct ctx_parts *parts, X509 *leaf, STACK_OF(X509) *chain,
             /* Where no code of the program's own runs, certificates' keys
              * and the moment's calendar are asked about again (keyfacts.c,
              * vtime.c). */
-            bool facts = cb == NULL && !trust_runs_code(store);
+            bool facts = cb == NULL && !trust_runs_code(store) && !trust_own_lookups();
             if (facts) {
                 keyfacts_begin();
                 vtime_hold();

@@ -15,7 +15,7 @@
  *
  * Answers are kept only while the judge runs X509_verify_cert with no
  * code of the program's own (no verify callback, store function or lookup
- * method of its own: judge.c, trust_runs_code), where the keys asked about
+ * method of its own: judge.c), where the keys asked about
  * are those of certificates: the chain's and the candidate issuers'. A
  * handshake asks of its ephemeral keys too, and a program of any key it
  * makes; none of those is kept (tests/keyfactcheck.c, tests/lookupkey.c).

@@ -168,14 +168,17 @@ void trust_own_lookup(void)
     atomic_store_explicit(&own_lookup, true, memory_order_release);
 }
 
+bool trust_own_lookups(void)
+{
+    return atomic_load_explicit(&own_lookup, memory_order_acquire);
+}
+
 /* A store whose verification runs code of the program's own (any of the
  * functions X509_STORE_set_* puts in place of libcrypto's: revocation,
- * issuer lookup, CRL checks, policy, a verify callback; a lookup method):
- * what it decides by cannot be fingerprinted. */
+ * issuer lookup, CRL checks, policy, a verify callback): what it decides
+ * by cannot be fingerprinted. */
 bool trust_runs_code(X509_STORE *store)
 {
-    if (atomic_load_explicit(&own_lookup, memory_order_acquire))
-        return true;
     return store != NULL &&
            (R(X509_STORE_get_verify_cb)(store) != NULL || R(X509_STORE_get_verify)(store) != NULL ||
             R(X509_STORE_get_get_issuer)(store) != NULL ||

@@ -30,11 +30,11 @@ void trust_changed(X509_STORE *store);
 /* The application gave a store a lookup location (a CA directory). */
 void trust_lookup(X509_STORE *store, int cmd, const char *where);
 /* The store verifies with code of the program's own: any of the functions
- * X509_STORE_set_* puts in place of libcrypto's, or (for any store, once
- * seen) a lookup method other than libcrypto's file, directory and
- * OSSL_STORE ones. */
+ * X509_STORE_set_* puts in place of libcrypto's. */
 bool trust_runs_code(X509_STORE *store);
-/* A lookup method other than those three was added to a store. */
+/* A lookup method other than libcrypto's file, directory and OSSL_STORE
+ * ones was added to a store (own_lookup: since then, to any store). */
 void trust_own_lookup(void);
+bool trust_own_lookups(void);
 
 #endif
