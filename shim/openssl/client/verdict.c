@@ -34,8 +34,8 @@ void verdict_ip_given(void)
 
 static char *ip_of(X509_VERIFY_PARAM *vp)
 {
-    if (feature_on(FEATURE_OPENSSL_IP_SET) &&
-        !atomic_load_explicit(&ip_given, memory_order_acquire))
+    if (!atomic_load_explicit(&ip_given, memory_order_acquire) &&
+        feature_on(FEATURE_OPENSSL_IP_SET))
         return NULL;
     return R(X509_VERIFY_PARAM_get1_ip_asc)(vp);
 }
