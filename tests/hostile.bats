@@ -70,3 +70,28 @@ valgrind_shim() {
     assert_output --partial "of=20 failed=0"
     [ "$(resumed)" -ge 18 ]
 }
+
+@test "no memory for a hash table the shim makes: no program ends or hangs, every connection a full handshake (OpenSSL and GnuTLS)" {
+    # uthash's default on a failed allocation is exit(-1), here under the
+    # pools' lock: the exit handler's flush then waited for it for good.
+    # The plain build: the failing allocator cannot stand before libasan.
+    local nomem="$ROOT/tests/bin/nomemhash.so" v
+    for v in --tls13 --tls12; do
+        start_psk "$v"
+        run timeout 60 env LD_PRELOAD="$nomem $SHIM" "$CLIENT" --n 4 "$PORT"
+        assert_success
+        assert_output "reused=0 of=4 failed=0"
+        assert_equal "$(grep -c 'status=ok' "$SLOG")" 4
+        assert_equal "$(resumed)" 0
+    done
+    start_nginx
+    for v in 1.3 1.2; do
+        : > "$SLOG"
+        run timeout 60 env LD_PRELOAD="$nomem $SHIM" "$ROOT/tests/bin/gnutlsclient" \
+            --connect "127.0.0.1:$PORT" --cafile "$CA" --tls "$v" --count 4
+        assert_success
+        assert_equal "$(grep -c ' verify=ok$' <<< "$output")" 4
+        assert_equal "$(nginx_requests)" 4
+        assert_equal "$(nginx_resumed)" 0
+    done
+}

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <uthash.h>
+#include "hash.h"
 
 #include "config.h"
 #include "ledger.h"
@@ -63,6 +63,8 @@ static void add_mark(uint64_t d, enum kind kind)
         return;
     *m = (struct whose){.digest = d, .kind = kind};
     HASH_ADD(hh, marks, digest, sizeof m->digest, m);
+    if (m->hh.tbl == NULL)
+        free(m); /* as a mark with no memory for it */
 }
 
 static bool is_spent(uint64_t d)

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <uthash.h>
+#include "hash.h"
 
 #include "fork.h"
 #include "ledger.h"
@@ -149,7 +149,9 @@ static void remove_t13(struct server *sv, unsigned i)
     sv->n13--;
 }
 
-static void drop_server(struct server *sv, struct dropped *d)
+/* A server out of the table: its sessions go, the store's copies to the
+ * store. */
+static void discard(struct server *sv, struct dropped *d)
 {
     for (unsigned i = sv->n13; i-- > 0;)
         send_off(d, sv->t13[i]);
@@ -157,15 +159,21 @@ static void drop_server(struct server *sv, struct dropped *d)
         send_off(d, sv->t12);
     if (sv->refusals > 0)
         __atomic_fetch_sub(&refusing, 1, __ATOMIC_RELAXED);
-    HASH_DELETE(hh, servers, sv);
     free(sv->t13);
     free(sv);
 }
 
+static void drop_server(struct server *sv, struct dropped *d)
+{
+    HASH_DELETE(hh, servers, sv);
+    discard(sv, d);
+}
+
 /* Keys run to hundreds of bytes: a key is hashed once when it is built,
  * and moving a server to the tail (which keeps the table in LRU order)
- * reuses that hash. */
-static struct server *find(const struct key *k, unsigned *hv)
+ * reuses that hash. An addition the table has no memory for leaves the
+ * server out of it (uthash.h: hh.tbl NULL); such a server is dropped. */
+static struct server *find(const struct key *k, unsigned *hv, struct dropped *d)
 {
     struct server *sv;
     *hv = k->hash;
@@ -173,6 +181,10 @@ static struct server *find(const struct key *k, unsigned *hv)
     if (sv != NULL) {
         HASH_DELETE(hh, servers, sv);
         HASH_ADD_KEYPTR_BYHASHVALUE(hh, servers, sv->key, sv->keylen, *hv, sv);
+        if (sv->hh.tbl == NULL) {
+            discard(sv, d);
+            return NULL;
+        }
     }
     return sv;
 }
@@ -194,6 +206,11 @@ static struct server *create(const struct key *k, unsigned hv, struct dropped *d
     sv->keylen = k->len;
     memcpy(sv->key, k->bytes, k->len);
     HASH_ADD_KEYPTR_BYHASHVALUE(hh, servers, sv->key, sv->keylen, hv, sv);
+    if (sv->hh.tbl == NULL) {
+        free(sv->t13);
+        free(sv);
+        return NULL;
+    }
     return sv;
 }
 
@@ -255,7 +272,7 @@ void pool_take(const struct key *k, time_t now, struct pooled *out)
     *out = (struct pooled){0};
     pthread_mutex_lock(&lock);
     unsigned hv;
-    struct server *sv = find(k, &hv);
+    struct server *sv = find(k, &hv, &d);
     if (sv != NULL && sv->skip > 0) {
         sv->skip--;
         unlock_and_free(&d);
@@ -308,7 +325,7 @@ void pool_take(const struct key *k, time_t now, struct pooled *out)
     /* A TLS 1.2 session also stays in the store: a copy here serves this
      * process's next connections without asking the store again. */
     pthread_mutex_lock(&lock);
-    sv = find(k, &hv);
+    sv = find(k, &hv, &d);
     if (sv == NULL)
         sv = create(k, hv, &d);
     if (sv != NULL)
@@ -340,7 +357,7 @@ void pool_verdict(const struct key *k, bool resumed)
     d.n = 0;
     pthread_mutex_lock(&lock);
     unsigned hv;
-    struct server *sv = find(k, &hv);
+    struct server *sv = find(k, &hv, &d);
     if (sv == NULL && !resumed)
         sv = create(k, hv, &d);
     if (sv != NULL && resumed) {
@@ -404,7 +421,7 @@ void pool_put(const struct key *k, struct pooled p, unsigned gen)
         s.st = NULL;
     bool wanted = gen == generation && !(tls13 && ledger_programs_locked(digest));
     unsigned hv = 0;
-    struct server *sv = wanted ? find(k, &hv) : NULL;
+    struct server *sv = wanted ? find(k, &hv, &d) : NULL;
     if (wanted && sv == NULL)
         sv = create(k, hv, &d);
     /* The first session of each server goes to the store at once (see
@@ -451,7 +468,7 @@ bool pool_write_through(const struct key *k, const struct pooled *p, unsigned ge
     bool mine = gen == generation && !flushed &&
                 !(p->ops->is_tls13(p->sess) &&
                   ledger_programs_locked(p->ops->ticket_digest(p->sess)));
-    struct server *sv = mine ? find(k, &hv) : NULL;
+    struct server *sv = mine ? find(k, &hv, &d) : NULL;
     if (sv == NULL && mine)
         sv = create(k, hv, &d);
     bool first = sv != NULL && !sv->written;

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <uthash.h>
+#include "hash.h"
 
 #include "fork.h"
 #include "prio.h"
@@ -40,8 +40,11 @@ void prio_made(const void *prio, const char *text)
     HASH_FIND_PTR(prios, &prio, old);
     if (old != NULL)
         HASH_DEL(prios, old);
-    if (p != NULL)
+    if (p != NULL) {
         HASH_ADD_PTR(prios, prio, p);
+        if (p->hh.tbl == NULL)
+            free(p);
+    }
     pthread_mutex_unlock(&lock);
     free(old);
 }

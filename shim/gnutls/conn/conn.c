@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <uthash.h>
+#include "hash.h"
 
 #include "fork.h"
 #include "gconn.h"
@@ -50,20 +50,27 @@ static void release(struct gconn *c);
 void gconn_new(gnutls_session_t s, unsigned flags)
 {
     struct gconn *c = calloc(1, sizeof *c), *old;
-    if (c == NULL)
-        return;
-    c->s = s;
-    c->set.flags = flags;
+    if (c != NULL) {
+        c->s = s;
+        c->set.flags = flags;
+    }
     pthread_mutex_lock(&gconn_lock);
     HASH_FIND_PTR(conns, &s, old);
     if (old != NULL)
         HASH_DEL(conns, old); /* freed without gnutls_deinit, address reused */
-    HASH_ADD_PTR(conns, s, c);
+    if (c != NULL) {
+        HASH_ADD_PTR(conns, s, c);
+        if (c->hh.tbl == NULL) {
+            free(c); /* not followed: its handshakes are full ones */
+            c = NULL;
+        }
+    }
     pthread_mutex_unlock(&gconn_lock);
     /* One hook per session (a second call replaces the first): only on
      * tickets, until the program sets one of its own (gconn_app_hook). */
-    G(gnutls_handshake_set_hook_function)(s, GNUTLS_HANDSHAKE_NEW_SESSION_TICKET, GNUTLS_HOOK_POST,
-                                          gconn_on_message);
+    if (c != NULL)
+        G(gnutls_handshake_set_hook_function)(s, GNUTLS_HANDSHAKE_NEW_SESSION_TICKET,
+                                              GNUTLS_HOOK_POST, gconn_on_message);
     if (old != NULL) {
         gconn_drop_held(old);
         release(old);

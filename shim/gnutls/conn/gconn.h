@@ -11,7 +11,7 @@
 #include <pthread.h>
 #include <time.h>
 
-#include <uthash.h>
+#include "hash.h"
 
 #include "conn.h"
 #include "judge/verdict.h"

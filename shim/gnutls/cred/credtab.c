@@ -25,6 +25,8 @@ void credtab_new(struct credtab *t, const void *cred, size_t size)
     if (e != NULL) {
         e->cred = cred;
         HASH_ADD_PTR(t->head, cred, e);
+        if (e->hh.tbl == NULL)
+            free(e);
     }
     pthread_mutex_unlock(&t->lock);
     free(old);

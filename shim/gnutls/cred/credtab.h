@@ -7,7 +7,7 @@
 #include <pthread.h>
 #include <stddef.h>
 
-#include <uthash.h>
+#include "hash.h"
 
 struct credent {
     UT_hash_handle hh;

@@ -42,7 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <uthash.h>
+#include "hash.h"
 
 #include "fork.h"
 #include "tdemand.h"
@@ -157,7 +157,10 @@ void tdemand_cred_new(gnutls_certificate_credentials_t cred)
         free(d);
     else {
         HASH_ADD_PTR(lists, real, d);
-        __atomic_add_fetch(&waiting, 1, __ATOMIC_RELEASE);
+        if (d->hh.tbl == NULL)
+            free(d); /* loaded as GnuTLS loads it, never waiting */
+        else
+            __atomic_add_fetch(&waiting, 1, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&lock);
 }
