@@ -793,7 +793,7 @@ make_short_root() {
     done
 }
 
-@test "the validity-time memo answers as libcrypto's X509_cmp_time, time by time, outside a judgment and inside one (the moment's calendar kept), in a zone with leap seconds too" {
+@test "the validity-time memo answers as libcrypto's X509_cmp_time, time by time, in a zone with leap seconds too" {
     local tz
     # right/UTC: OpenSSL reads the moment through gmtime, which counts
     # the zone's leap seconds (27 in 2026)

@@ -28,7 +28,6 @@
 #include "ctx.h"
 #include "judge.h"
 #include "keyfacts.h"
-#include "vtime.h"
 #include "trust/trust.h"
 #include "client/session.h"
 #include "util.h"
@@ -100,19 +99,14 @@ verify(SSL *s, const struct ctx_parts *parts, X509 *leaf, STACK_OF(X509) *chain,
         if (ctx_rec != NULL && ctx_rec->cert_verify_cb != NULL) {
             ok = ctx_rec->cert_verify_cb(xs, ctx_rec->cert_verify_arg);
         } else {
-            /* Where no code of the program's own runs, certificates' keys
-             * and the moment's calendar are asked about again (keyfacts.c,
-             * vtime.c). */
+            /* Where no code of the program's own runs, only certificates'
+             * keys are asked about (keyfacts.c). */
             bool facts = cb == NULL && !trust_runs_code(store) && !trust_own_lookups();
-            if (facts) {
+            if (facts)
                 keyfacts_begin();
-                vtime_hold();
-            }
             ok = R(X509_verify_cert)(xs);
-            if (facts) {
-                vtime_release();
+            if (facts)
                 keyfacts_end();
-            }
             if (ok < 0)
                 ok = 0;
         }

@@ -25,17 +25,14 @@
  * Here ctm's value is read from its bytes, once per thread per distinct
  * value (a memo keyed by the bytes themselves, so that no object's address
  * or later change matters), and the moment is read as X509_cmp_time reads
- * it, on every call. Inside a judgment that runs no code of the program's
- * own (vtime_hold), a moment's calendar is read once: ten checks of one
- * judgment took the C library's one time-zone lock ten times (gmtime_r,
- * __tz_convert), and the moment's calendar changes only when the zone is
- * read again (tzset, localtime), which nothing in the judgment does; a
- * thread doing it meanwhile races the judgment as it races OpenSSL's own
- * checks. Whatever could make OpenSSL fail or differ goes to
- * the real function: any field outside its plain range (a month 13, a
- * 30 February, a second 60), and a moment outside the years 1950 to 9999,
- * which ASN1_TIME_adj cannot or may not represent. tests/vtimecheck.c
- * compares every answer with libcrypto's own. */
+ * it, on every call, inside one judgment too: code of the program's own
+ * can run between two checks (a purpose check it put in place with
+ * X509_PURPOSE_add) and read the zone again (localtime after setenv TZ),
+ * and no judge can tell (tests/tzpurpose.c). Whatever could make OpenSSL
+ * fail or differ goes to the real function: any field outside its plain
+ * range (a month 13, a 30 February, a second 60), and a moment outside the
+ * years 1950 to 9999, which ASN1_TIME_adj cannot or may not represent.
+ * tests/vtimecheck.c compares every answer with libcrypto's own. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -54,21 +51,6 @@ struct entry {
 
 static _Thread_local struct entry memo[ENTRIES];
 static _Thread_local unsigned n_memo, next_entry;
-
-static _Thread_local bool held, have_moment;
-static _Thread_local time_t held_t;
-static _Thread_local int64_t held_moment;
-
-void vtime_hold(void)
-{
-    held = true;
-    have_moment = false;
-}
-
-void vtime_release(void)
-{
-    held = false;
-}
 
 /* Days from 1970-01-01 to y-m-d, proleptic Gregorian. */
 static int64_t days_from_civil(int64_t y, int m, int d)
@@ -161,21 +143,12 @@ int vtime_cmp(const ASN1_TIME *ctm, time_t *cmp_time,
     time_t t = cmp_time != NULL ? *cmp_time : time(NULL);
     if ((int64_t)t < MOMENT_MIN || (int64_t)t > MOMENT_MAX)
         return real(ctm, cmp_time);
-    int64_t moment;
-    if (held && have_moment && t == held_t) {
-        moment = held_moment;
-    } else {
-        /* The moment's calendar as OpenSSL reads it (gmtime_r: a right/
-         * zone's leap seconds shift it). */
-        struct tm tm;
-        if (gmtime_r(&t, &tm) == NULL || tm.tm_sec > 59)
-            return real(ctm, cmp_time);
-        moment = days_from_civil((int64_t)tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday) * 86400 +
-                 tm.tm_hour * 3600 + tm.tm_min * 60 + tm.tm_sec;
-        if (held) {
-            held_t = t, held_moment = moment;
-            have_moment = true;
-        }
-    }
+    /* The moment's calendar as OpenSSL reads it (gmtime_r: a right/ zone's
+     * leap seconds shift it). */
+    struct tm tm;
+    if (gmtime_r(&t, &tm) == NULL || tm.tm_sec > 59)
+        return real(ctm, cmp_time);
+    int64_t moment = days_from_civil((int64_t)tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday) * 86400 +
+                     tm.tm_hour * 3600 + tm.tm_min * 60 + tm.tm_sec;
     return secs <= moment ? -1 : 1;
 }

@@ -13,9 +13,4 @@
 int vtime_cmp(const ASN1_TIME *ctm, time_t *cmp_time,
               int (*real)(const ASN1_TIME *, time_t *));
 
-/* Around a verification that runs no code of the program's own: the
- * calendar of each moment compared with is read once. */
-void vtime_hold(void);
-void vtime_release(void);
-
 #endif
