@@ -80,6 +80,7 @@ TESTBIN := \
     tests/bin/sigkeycheck \
     tests/bin/keyfactcheck \
     tests/bin/lookupkey \
+    tests/bin/tzpurpose \
     tests/bin/localnettle \
     tests/bin/nodelayclient \
     tests/bin/corkclient \
@@ -241,7 +242,7 @@ tests/bin/sigkeycheck: tests/sigkeycheck.c | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror $(SAN) -o $@ tests/sigkeycheck.c -lcrypto
 
 # run under the shim: no sanitizer runtime of their own
-tests/bin/keyfactcheck tests/bin/lookupkey: tests/bin/%: tests/%.c | tests/bin
+tests/bin/keyfactcheck tests/bin/lookupkey tests/bin/tzpurpose: tests/bin/%: tests/%.c | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lssl -lcrypto
 
 # The unit tier: the core alone, driven by a fake backend (tests/unit/),

@@ -1084,3 +1084,24 @@ s.sendall(b'GET / HTTP/1.0\r\n\r\n'); s.recv(100)"
         assert_equal "$(sed -n 's/^conn=\([0-9]*\) .*resumed=\([01]\).*/\2/p' "$SLOG" | tr -d '\n')" 010111
     done
 }
+
+@test "a purpose check of the program's own that reads the zone again (localtime after setenv TZ) inside a verification: the resumed connection fails as the full handshake does" {
+    local v end status0 out0
+    [ -f /usr/share/zoneinfo/right/UTC ]
+    end=$(date -u -d "$(openssl x509 -in "$CERT" -noout -enddate | cut -d= -f2)" +%s)
+    # Verified as at ten seconds past the leaf's end: in right/UTC (27 leap
+    # seconds) the moment's calendar is 17 seconds before it, in UTC after.
+    for v in $(versions); do
+        start_psk $v
+        run env TZ=right/UTC timeout 60 "$ROOT/tests/bin/tzpurpose" "$PORT" "$CA" $((end + 10)) UTC
+        status0=$status
+        out0=$output
+        assert_failure
+        assert_line "conn=2 ok=0 resumed=0 verify=10"
+        start_psk $v
+        run env TZ=right/UTC RESUMESHIM_STORE="$STORE" LD_PRELOAD="$PRELOAD" timeout 60 \
+            "$ROOT/tests/bin/tzpurpose" "$PORT" "$CA" $((end + 10)) UTC
+        assert_equal "$status" "$status0"
+        assert_equal "$output" "$out0"
+    done
+}
