@@ -826,7 +826,7 @@ make_short_root() {
     assert_output "asked=600 differed=0 freed=1"
 }
 
-@test "key facts: a key a lookup method of the program's own makes and asks about inside a judged verification is freed when the program frees it" {
+@test "key facts: a key a lookup method or a purpose check of the program's own makes and asks about inside a judged verification is freed when the program frees it" {
     start_psk --tls13
     run "$ROOT/tests/bin/lookupkey" "$PORT" "$CA" 3
     assert_success
@@ -834,6 +834,17 @@ make_short_root() {
     run with_shim "$ROOT/tests/bin/lookupkey" "$PORT" "$CA" 3
     assert_success
     assert_output "made=3 freed=3 resumed=2"
+    # the purpose is checked on each certificate of the chain, as many
+    # times in a judged verification as in a full one
+    run "$ROOT/tests/bin/lookupkey" "$PORT" "$CA" 3 purpose
+    assert_success
+    local made=${output#made=}
+    made=${made%% *}
+    [ "$made" -ge 3 ]
+    assert_output "made=$made freed=$made resumed=0"
+    run with_shim "$ROOT/tests/bin/lookupkey" "$PORT" "$CA" 3 purpose
+    assert_success
+    assert_output "made=$made freed=$made resumed=2"
 }
 
 # make_leaf NAME HOST: $D/NAME.pem and $D/NAME.key, a new key certified by

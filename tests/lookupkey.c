@@ -1,13 +1,17 @@
 /* Whether a key the program's own X509_LOOKUP method makes and frees while
  * the store looks for an issuer is freed. The lookup is no store function
  * (X509_STORE_set_*), so the judge's verification of a resumed connection
- * keeps key facts around it; the lookup asks its key EVP_PKEY_is_a and
+ * could keep key facts around it; the lookup asks its key EVP_PKEY_is_a and
  * "decoded-from-explicit" there, frees it and counts the free by ex_data.
- *   lookupkey PORT CA [N [noask|share [PORT2]]]
+ *   lookupkey PORT CA [N [noask|share|purpose [PORT2]]]
  * N connections (default 3) made in one context, the CA given only by the
  * lookup (noask: the lookup asks its key nothing; share: instead of making
  * a key, the lookup makes a TLS 1.3 ffdhe2048 connection of its own and
- * counts that connection's key share, to PORT2, a server of its own). Prints made=M freed=F resumed=R; exits 1 when F != M. */
+ * counts that connection's key share, to PORT2, a server of its own;
+ * purpose: no lookup, the CA loaded from its file, and the key made and
+ * asked about by a check of the "SSL server" purpose put in place of
+ * libcrypto's with X509_PURPOSE_add, which then runs libcrypto's). Prints
+ * made=M freed=F resumed=R; exits 1 when F != M. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -21,6 +25,7 @@
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
 static int idx, made, freed, ask = 1, share, port;
 static const char *cafile;
@@ -64,16 +69,8 @@ static void inner(void)
     SSL_CTX_free(c);
 }
 
-static int by_subject(X509_LOOKUP *lu, X509_LOOKUP_TYPE type, const X509_NAME *name,
-                      X509_OBJECT *ret)
+static void make_key(void)
 {
-    (void)lu;
-    if (type != X509_LU_X509 || X509_NAME_cmp(name, X509_get_subject_name(ca)) != 0)
-        return 0;
-    if (share) {
-        inner();
-        return X509_OBJECT_set1_X509(ret, ca);
-    }
     EVP_PKEY *k = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
     if (k != NULL) {
         static int mark = 1;
@@ -86,7 +83,39 @@ static int by_subject(X509_LOOKUP *lu, X509_LOOKUP_TYPE type, const X509_NAME *n
         }
         EVP_PKEY_free(k);
     }
+}
+
+static int by_subject(X509_LOOKUP *lu, X509_LOOKUP_TYPE type, const X509_NAME *name,
+                      X509_OBJECT *ret)
+{
+    (void)lu;
+    if (type != X509_LU_X509 || X509_NAME_cmp(name, X509_get_subject_name(ca)) != 0)
+        return 0;
+    if (share)
+        inner();
+    else
+        make_key();
     return X509_OBJECT_set1_X509(ret, ca);
+}
+
+static int (*libcrypto_check)(const X509_PURPOSE *, const X509 *, int);
+
+static int purpose_check(const X509_PURPOSE *p, const X509 *x, int is_ca)
+{
+    make_key();
+    return libcrypto_check(p, x, is_ca);
+}
+
+/* The "SSL server" purpose's check replaced by purpose_check. */
+static int own_purpose(void)
+{
+    int i = X509_PURPOSE_get_by_id(X509_PURPOSE_SSL_SERVER);
+    X509_PURPOSE *p = i >= 0 ? X509_PURPOSE_get0(i) : NULL;
+    if (p == NULL)
+        return 0;
+    libcrypto_check = p->check_purpose;
+    return X509_PURPOSE_add(X509_PURPOSE_SSL_SERVER, p->trust, 0, purpose_check,
+                            X509_PURPOSE_get0_name(p), X509_PURPOSE_get0_sname(p), NULL) == 1;
 }
 
 int main(int argc, char **argv)
@@ -97,6 +126,7 @@ int main(int argc, char **argv)
     int n = argc > 3 ? atoi(argv[3]) : 3, resumed = 0;
     ask = !(argc > 4 && strcmp(argv[4], "noask") == 0);
     share = argc > 4 && strcmp(argv[4], "share") == 0;
+    int purpose = argc > 4 && strcmp(argv[4], "purpose") == 0;
     port = atoi(argc > 5 ? argv[5] : argv[1]);
     cafile = argv[2];
     idx = CRYPTO_get_ex_new_index(CRYPTO_EX_INDEX_EVP_PKEY, 0, NULL, NULL, NULL, on_free);
@@ -107,7 +137,10 @@ int main(int argc, char **argv)
     X509_LOOKUP_METHOD *m = X509_LOOKUP_meth_new("mine");
     X509_LOOKUP_meth_set_get_by_subject(m, by_subject);
     SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
-    if (idx < 0 || ctx == NULL || X509_STORE_add_lookup(SSL_CTX_get_cert_store(ctx), m) == NULL)
+    if (idx < 0 || ctx == NULL)
+        return 2;
+    if (purpose ? !own_purpose() || SSL_CTX_load_verify_locations(ctx, cafile, NULL) != 1
+                : X509_STORE_add_lookup(SSL_CTX_get_cert_store(ctx), m) == NULL)
         return 2;
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
     for (int i = 0; i < n; i++) {

@@ -266,17 +266,41 @@ static void lookup_added(X509_LOOKUP *lu, int cmd, const char *argc, long argl, 
     trust_lookup(R(X509_LOOKUP_get_store)(lu), cmd, argc);
 }
 
-/* A lookup method of the program's own runs its code inside every
- * verification of the store (trust_own_lookups); libcrypto's default paths
- * add its file, directory and OSSL_STORE ones (x509_d2.c, 3.0.20 and
- * 3.5.7). */
+/* Code of the program's own put in place of libcrypto's runs inside every
+ * verification, the judge's too (trust_program_code): a lookup method
+ * other than libcrypto's file, directory and OSSL_STORE ones (its default
+ * paths add those three: x509_d2.c, 3.0.20 and 3.5.7), and a purpose or
+ * trust check (global tables; tests/tzpurpose.c). */
 EXPORT X509_LOOKUP *X509_STORE_add_lookup(X509_STORE *v, X509_LOOKUP_METHOD *m)
 {
     REAL_OR(X509_STORE_add_lookup, NULL, (v, m));
     if (m != NULL && m != R(X509_LOOKUP_file)() && m != R(X509_LOOKUP_hash_dir)() &&
         m != R(X509_LOOKUP_store)())
-        trust_own_lookup();
+        trust_program_code();
     return ossl_X509_STORE_add_lookup(v, m);
+}
+
+EXPORT int X509_PURPOSE_add(int id, int trust, int flags, shim_purpose_check ck,
+                            const char *name, const char *sname, void *arg)
+{
+    REAL_OR(X509_PURPOSE_add, 0, (id, trust, flags, ck, name, sname, arg));
+    trust_program_code();
+    return ossl_X509_PURPOSE_add(id, trust, flags, ck, name, sname, arg);
+}
+
+EXPORT int X509_TRUST_add(int id, int flags, shim_trust_check ck, const char *name, int arg1,
+                          void *arg2)
+{
+    REAL_OR(X509_TRUST_add, 0, (id, flags, ck, name, arg1, arg2));
+    trust_program_code();
+    return ossl_X509_TRUST_add(id, flags, ck, name, arg1, arg2);
+}
+
+EXPORT shim_trust_default X509_TRUST_set_default(shim_trust_default trust)
+{
+    REAL_OR(X509_TRUST_set_default, NULL, (trust));
+    trust_program_code();
+    return ossl_X509_TRUST_set_default(trust);
 }
 
 EXPORT int X509_LOOKUP_ctrl_ex(X509_LOOKUP *lu, int cmd, const char *argc, long argl, char **ret,

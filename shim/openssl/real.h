@@ -24,6 +24,9 @@ typedef int (*shim_new_session_cb)(SSL *s, SSL_SESSION *sess);
 typedef int (*shim_cert_verify_cb)(X509_STORE_CTX *store, void *arg);
 typedef int (*shim_status_cb)(SSL *s, void *arg);
 typedef int (*shim_cert_cb)(SSL *s, void *arg);
+typedef int (*shim_purpose_check)(const X509_PURPOSE *p, const X509 *x, int ca);
+typedef int (*shim_trust_check)(X509_TRUST *t, X509 *x, int flags);
+typedef int (*shim_trust_default)(int id, X509 *x, int flags);
 typedef int (*shim_ticket_key_cb)(SSL *s, unsigned char *name, unsigned char *iv,
                                   EVP_CIPHER_CTX *cipher, EVP_MAC_CTX *mac, int enc);
 

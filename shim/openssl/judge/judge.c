@@ -99,9 +99,10 @@ verify(SSL *s, const struct ctx_parts *parts, X509 *leaf, STACK_OF(X509) *chain,
         if (ctx_rec != NULL && ctx_rec->cert_verify_cb != NULL) {
             ok = ctx_rec->cert_verify_cb(xs, ctx_rec->cert_verify_arg);
         } else {
-            /* Where no code of the program's own runs, only certificates'
-             * keys are asked about (keyfacts.c). */
-            bool facts = cb == NULL && !trust_runs_code(store) && !trust_own_lookups();
+            /* Where no code of the program's own runs (no verify callback,
+             * store function, lookup method, purpose or trust check of its
+             * own), only certificates' keys are asked about (keyfacts.c). */
+            bool facts = cb == NULL && !trust_runs_code(store) && !trust_program_code_seen();
             if (facts)
                 keyfacts_begin();
             ok = R(X509_verify_cert)(xs);

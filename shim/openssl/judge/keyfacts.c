@@ -14,8 +14,8 @@
  * and those of check_sig_alg_match), so they reach the shim.
  *
  * Answers are kept only while the judge runs X509_verify_cert with no
- * code of the program's own (no verify callback, store function or lookup
- * method of its own: judge.c), where the keys asked about
+ * code of the program's own (no verify callback, store function, lookup
+ * method, purpose or trust check of its own: judge.c), where the keys asked about
  * are those of certificates: the chain's and the candidate issuers'. A
  * handshake asks of its ephemeral keys too, and a program of any key it
  * makes; none of those is kept (tests/keyfactcheck.c, tests/lookupkey.c).

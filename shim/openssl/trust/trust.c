@@ -159,18 +159,18 @@ void trust_lookup(X509_STORE *store, int cmd, const char *where)
     pthread_mutex_unlock(&store_lock);
 }
 
-/* A lookup method of the program's own, added to any store: stores are
- * not told apart (such programs are rare; a flag needs no lock). */
-static atomic_bool own_lookup;
+/* Stores and contexts are not told apart (such programs are rare; a flag
+ * needs no lock). */
+static atomic_bool program_code;
 
-void trust_own_lookup(void)
+void trust_program_code(void)
 {
-    atomic_store_explicit(&own_lookup, true, memory_order_release);
+    atomic_store_explicit(&program_code, true, memory_order_release);
 }
 
-bool trust_own_lookups(void)
+bool trust_program_code_seen(void)
 {
-    return atomic_load_explicit(&own_lookup, memory_order_acquire);
+    return atomic_load_explicit(&program_code, memory_order_acquire);
 }
 
 /* A store whose verification runs code of the program's own (any of the

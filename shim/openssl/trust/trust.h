@@ -32,9 +32,11 @@ void trust_lookup(X509_STORE *store, int cmd, const char *where);
 /* The store verifies with code of the program's own: any of the functions
  * X509_STORE_set_* puts in place of libcrypto's. */
 bool trust_runs_code(X509_STORE *store);
-/* A lookup method other than libcrypto's file, directory and OSSL_STORE
- * ones was added to a store (own_lookup: since then, to any store). */
-void trust_own_lookup(void);
-bool trust_own_lookups(void);
+/* Code of the program's own was put in place of libcrypto's where every
+ * verification runs it: a lookup method other than libcrypto's file,
+ * directory and OSSL_STORE ones (on any store), a purpose or a trust
+ * check. Seen: since then. */
+void trust_program_code(void);
+bool trust_program_code_seen(void);
 
 #endif
