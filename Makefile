@@ -196,7 +196,7 @@ tests/bin/localnettle: tests/localnettle.c | tests/bin
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -ldl
 
 tests/bin/dualclient tests/bin/verifyedge tests/bin/srpclient tests/bin/nodelayclient \
-    tests/bin/halfslot tests/bin/policyclient: tests/connect.h
+    tests/bin/halfslot tests/bin/policyclient tests/bin/lookupkey tests/bin/tzpurpose: tests/connect.h
 tests/bin/certcbclient tests/bin/srpclient tests/bin/halfslot tests/bin/policyclient: tests/sslget.h
 tests/bin/sizedname tests/bin/verifyedge tests/bin/sysconfig: tests/gnutlsget.h tests/connect.h
 

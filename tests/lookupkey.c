@@ -21,6 +21,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "connect.h"
+
 #include <openssl/core_names.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
@@ -48,10 +50,8 @@ static void inner(void)
         return;
     SSL_CTX_set_min_proto_version(c, TLS1_3_VERSION);
     SSL_CTX_set_verify(c, SSL_VERIFY_PEER, NULL);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0)
+    int fd = tcp(port);
+    if (fd < 0)
         return;
     SSL *s = SSL_new(c);
     SSL_set_fd(s, fd);
@@ -144,10 +144,8 @@ int main(int argc, char **argv)
         return 2;
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
     for (int i = 0; i < n; i++) {
-        int fd = socket(AF_INET, SOCK_STREAM, 0);
-        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[1]))};
-        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0)
+        int fd = tcp(atoi(argv[1]));
+        if (fd < 0)
             return 2;
         SSL *s = SSL_new(ctx);
         SSL_set_fd(s, fd);

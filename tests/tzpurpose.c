@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "connect.h"
+
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
@@ -61,10 +63,8 @@ int main(int argc, char **argv)
     for (int c = 0; c < n; c++) {
         if (c == 1)
             setenv("TZ", argv[4], 1);
-        int fd = socket(AF_INET, SOCK_STREAM, 0);
-        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0)
+        int fd = tcp(port);
+        if (fd < 0)
             return 2;
         SSL *s = SSL_new(ctx);
         SSL_set_fd(s, fd);

@@ -102,7 +102,7 @@ verify(SSL *s, const struct ctx_parts *parts, X509 *leaf, STACK_OF(X509) *chain,
             /* Where no code of the program's own runs (no verify callback,
              * store function, lookup method, purpose or trust check of its
              * own), only certificates' keys are asked about (keyfacts.c). */
-            bool facts = cb == NULL && !trust_runs_code(store) && !trust_program_code_seen();
+            bool facts = cb == NULL && !trust_program_code_seen() && !trust_runs_code(store);
             if (facts)
                 keyfacts_begin();
             ok = R(X509_verify_cert)(xs);
