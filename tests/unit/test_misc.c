@@ -2,6 +2,7 @@
  * backend's own SHA-256 (the store names files with it). */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -328,6 +329,23 @@ TEST(key_peer_found_when_hidden)
     key_begin(&k, &fake_ops, KEY_OPENSSL_CLIENT);
     key_put_peer(&k, "a.test", endpoint_fresh_socket(), true);
     CHECK(k.len == 0);
+    close(fd);
+    close(lfd);
+}
+
+/* Bytes the program wrote and the kernel still holds (a cork) were
+ * carried: such a socket is not fresh, though nothing has been sent. */
+TEST(key_peer_corked_bytes_carried)
+{
+    int lfd, one = 1;
+    unsigned port;
+    int fd = tcp_pair(&lfd, &port);
+    CHECK(fd >= 0);
+    CHECK(endpoint_fresh(fd));
+    CHECK(setsockopt(fd, IPPROTO_TCP, TCP_CORK, &one, sizeof one) == 0);
+    CHECK(write(fd, "x", 1) == 1);
+    CHECK(!endpoint_fresh(fd));
+    CHECK(endpoint_fresh_socket() == -1);
     close(fd);
     close(lfd);
 }
