@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -13,6 +15,7 @@
 #include "fork.h"
 #include "helpers.h"
 #include "store/record.h"
+#include "threadend.h"
 #include "unit.h"
 #include "util.h"
 
@@ -348,6 +351,34 @@ TEST(key_peer_corked_bytes_carried)
     CHECK(endpoint_fresh_socket() == -1);
     close(fd);
     close(lfd);
+}
+
+/* What a thread asks for at its end runs once as it ends, however often
+ * it asked, and again when it asks during the end. */
+static int ran_a, ran_b;
+static void end_a(void)
+{
+    ran_a++;
+}
+static void end_b(void)
+{
+    if (++ran_b == 1)
+        thread_at_end(end_b);
+}
+static void *asker(void *unused)
+{
+    (void)unused;
+    bool asked = thread_at_end(end_a) && thread_at_end(end_a) && thread_at_end(end_b);
+    return (void *)(intptr_t)asked;
+}
+
+TEST(thread_end_runs_once_and_again_when_asked)
+{
+    pthread_t t;
+    void *ok = NULL;
+    CHECK(pthread_create(&t, NULL, asker, NULL) == 0);
+    CHECK(pthread_join(t, &ok) == 0 && ok != NULL);
+    CHECK(ran_a == 1 && ran_b == 2);
 }
 
 /* A socketpair's peer has no address at all: without a server name there

@@ -42,12 +42,12 @@
  * outside the store's lock that libcrypto may hold while it asks. Each
  * thread keeps its own few, so that no lock joins the threads'
  * judgments. */
-#include <pthread.h>
 #include <string.h>
 
 #include <openssl/core_names.h>
 
 #include "keyfacts.h"
+#include "threadend.h"
 #include "verified.h"
 
 #define ENTRIES 16
@@ -70,24 +70,14 @@ static _Thread_local bool on;
 static _Thread_local EVP_PKEY *gone[ENTRIES];
 static _Thread_local unsigned n_gone;
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static pthread_key_t releaser;
-static bool releaser_made;
-
 /* A thread that ends gives its keys back. */
-static void release(void *p)
+static void release(void)
 {
-    struct fact *f = p;
     for (unsigned i = 0; i < ENTRIES; i++)
-        if (f[i].key != NULL) {
-            R(EVP_PKEY_free)(f[i].key);
-            f[i].key = NULL;
+        if (facts[i].key != NULL) {
+            R(EVP_PKEY_free)(facts[i].key);
+            facts[i].key = NULL;
         }
-}
-
-static void make_key(void)
-{
-    releaser_made = pthread_key_create(&releaser, release) == 0;
 }
 
 void keyfacts_begin(void)
@@ -122,9 +112,8 @@ static void note(const EVP_PKEY *key, enum kind kind, const char *name, int valu
     if (strlen(name) >= NAME_MAX_ || R(EVP_PKEY_get0_provider)(key) == NULL ||
         n_gone == ENTRIES)
         return;
-    pthread_once(&once, make_key);
     /* not kept where the thread's end could not give the key back */
-    if (!releaser_made || pthread_setspecific(releaser, facts) != 0)
+    if (!thread_at_end(release))
         return;
     EVP_PKEY *own = (EVP_PKEY *)key;
     const char *type = R(EVP_PKEY_get0_type_name)(own);

@@ -2,11 +2,11 @@
  * ring's secret of a period (core/ring.h) and the configuration's
  * fingerprint (verdict.c), with the HMAC of the context's own library
  * context (algs.c). */
-#include <pthread.h>
 #include <string.h>
 
 #include "algs.h"
 #include "ring.h"
+#include "threadend.h"
 #include "ticketkeys.h"
 
 /* Deriving a configuration's keys costs six HMACs a resumed connection
@@ -53,27 +53,17 @@ static bool cached(const unsigned char conf[32], int64_t epoch, uint64_t gen,
     return hit;
 }
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static pthread_key_t wiper;
-static bool wiper_made;
-
 /* A thread that ends leaves its cache behind in memory that the next
  * thread reuses: wiped on the way out. */
-static void cache_wipe(void *c)
+static void cache_wipe(void)
 {
-    explicit_bzero(c, sizeof cache);
-}
-
-static void make_key(void)
-{
-    wiper_made = pthread_key_create(&wiper, cache_wipe) == 0;
+    explicit_bzero(cache, sizeof cache);
 }
 
 static void cache_add(const unsigned char conf[32], int64_t epoch, uint64_t gen,
                       const struct ticket_key *k)
 {
-    pthread_once(&once, make_key);
-    if (!wiper_made || pthread_setspecific(wiper, cache) != 0)
+    if (!thread_at_end(cache_wipe))
         return; /* not cached where it could not be wiped */
     struct cached *c = &cache[cache_next++ % CACHED];
     *c = (struct cached){gen, ring_period(), epoch, {0}, *k};
