@@ -21,10 +21,12 @@
 
 #include <dirent.h>
 #include <stdbool.h>
+#include <linux/sockios.h>
 #include <linux/tcp.h>
 #include <netinet/in.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -32,20 +34,21 @@
  * socket can be told this way at a reasonable cost. */
 #define MAX_FDS 256
 
-/* Bytes written but held (a cork) count as carried. With nothing ever
- * sent, what SIOCOUTQ counts (write_seq - snd_una) is what
- * tcpi_notsent_bytes counts (write_seq - snd_nxt; Linux 4.6, older than
- * tcpi_bytes_sent): the two agreed on a fresh socket and on a corked one
- * holding 5 bytes (Linux 6.18, both roots), and one system call a
- * connection is saved. */
+/* Bytes written and not yet acknowledged count as carried, sent or not:
+ * SIOCOUTQ (write_seq - snd_una). tcp_info's tcpi_notsent_bytes (write_seq
+ * - snd_nxt) would save this call but misses bytes put in flight without
+ * a transmission, which tcpi_bytes_sent does not count either: a send
+ * queue restored in TCP repair mode (CRIU), 5 such bytes read sent 0,
+ * unsent 0, SIOCOUTQ 5 (Linux 6.18). */
 bool endpoint_fresh(int fd)
 {
     struct tcp_info ti;
     socklen_t len = sizeof ti;
+    int queued = -1;
     return getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 &&
            len >= offsetof(struct tcp_info, tcpi_bytes_sent) + sizeof ti.tcpi_bytes_sent &&
            ti.tcpi_state == 1 /* TCP_ESTABLISHED */ && ti.tcpi_bytes_sent == 0 &&
-           ti.tcpi_bytes_received == 0 && ti.tcpi_notsent_bytes == 0;
+           ti.tcpi_bytes_received == 0 && ioctl(fd, SIOCOUTQ, &queued) == 0 && queued == 0;
 }
 
 /* 1: a connected stream socket with a peer that has a name; 0: anything
