@@ -1,11 +1,14 @@
 /* The record format, the cache key, the fork registry, and the fake
  * backend's own SHA-256 (the store names files with it). */
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <sched.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -353,8 +356,48 @@ TEST(key_peer_corked_bytes_carried)
     close(lfd);
 }
 
+/* Bytes put in flight without a transmission (a send queue restored in
+ * TCP repair mode, as CRIU restores a process's sockets) leave tcp_info's
+ * sent and unsent counts at 0; they were carried all the same. Repair
+ * mode takes CAP_NET_ADMIN: without it, the test takes it in a network
+ * namespace of its own (the runner forks each test). */
+static bool repair_capable(void)
+{
+    int probe = socket(AF_INET, SOCK_STREAM, 0), on = TCP_REPAIR_ON;
+    bool ok = probe >= 0 && setsockopt(probe, IPPROTO_TCP, TCP_REPAIR, &on, sizeof on) == 0;
+    if (probe >= 0)
+        close(probe);
+    if (ok || unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0)
+        return ok;
+    struct ifreq ifr = {.ifr_name = "lo"};
+    int s = socket(AF_INET, SOCK_DGRAM, 0);
+    ifr.ifr_flags = IFF_UP;
+    ok = s >= 0 && ioctl(s, SIOCSIFFLAGS, &ifr) == 0;
+    if (s >= 0)
+        close(s);
+    return ok;
+}
+
+TEST(key_peer_repaired_bytes_carried)
+{
+    int lfd, on = TCP_REPAIR_ON, queue = TCP_SEND_QUEUE, off = TCP_REPAIR_OFF_NO_WP;
+    unsigned port;
+    CHECK(repair_capable());
+    int fd = tcp_pair(&lfd, &port);
+    CHECK(fd >= 0);
+    CHECK(endpoint_fresh(fd));
+    CHECK(setsockopt(fd, IPPROTO_TCP, TCP_REPAIR, &on, sizeof on) == 0);
+    CHECK(setsockopt(fd, IPPROTO_TCP, TCP_REPAIR_QUEUE, &queue, sizeof queue) == 0);
+    CHECK(write(fd, "hello", 5) == 5);
+    CHECK(setsockopt(fd, IPPROTO_TCP, TCP_REPAIR, &off, sizeof off) == 0);
+    CHECK(!endpoint_fresh(fd));
+    close(fd);
+    close(lfd);
+}
+
 /* What a thread asks for at its end runs once as it ends, however often
- * it asked, and again when it asks during the end. */
+ * it asked, and again when it asks during the end; what does not fit is
+ * refused. */
 static int ran_a, ran_b;
 static void end_a(void)
 {
@@ -365,11 +408,22 @@ static void end_b(void)
     if (++ran_b == 1)
         thread_at_end(end_b);
 }
+static void end_c(void)
+{
+}
+static void end_d(void)
+{
+}
+static void end_e(void)
+{
+}
 static void *asker(void *unused)
 {
     (void)unused;
-    bool asked = thread_at_end(end_a) && thread_at_end(end_a) && thread_at_end(end_b);
-    return (void *)(intptr_t)asked;
+    bool asked = thread_at_end(end_a) && thread_at_end(end_a) && thread_at_end(end_b) &&
+                 thread_at_end(end_c) && thread_at_end(end_d);
+    /* a list of four: a fifth is refused, and told so */
+    return (void *)(intptr_t)(asked && !thread_at_end(end_e));
 }
 
 TEST(thread_end_runs_once_and_again_when_asked)
