@@ -70,7 +70,8 @@ static _Thread_local bool on;
 static _Thread_local EVP_PKEY *gone[ENTRIES];
 static _Thread_local unsigned n_gone;
 
-/* A thread that ends gives its keys back. */
+/* A thread that ends gives its keys back, those let go in a judgment it
+ * did not finish (a cancellation inside a lookup's file reads) too. */
 static void release(void)
 {
     for (unsigned i = 0; i < ENTRIES; i++)
@@ -78,6 +79,8 @@ static void release(void)
             R(EVP_PKEY_free)(facts[i].key);
             facts[i].key = NULL;
         }
+    while (n_gone > 0)
+        R(EVP_PKEY_free)(gone[--n_gone]);
 }
 
 void keyfacts_begin(void)
