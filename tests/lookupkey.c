@@ -12,13 +12,10 @@
  * asked about by a check of the "SSL server" purpose put in place of
  * libcrypto's with X509_PURPOSE_add, which then runs libcrypto's). Prints
  * made=M freed=F resumed=R; exits 1 when F != M. */
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "connect.h"

@@ -12,13 +12,10 @@
  * CHECKTIME (X509_VERIFY_PARAM_set_time, from the first connection). Prints
  * one line per connection (ok, resumed, verify result) and exits 1 when
  * any failed. */
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 

@@ -5,7 +5,6 @@
  * PTHREAD_DESTRUCTOR_ITERATIONS times), with its thread-local storage
  * still there: the list and the state it cleans are the thread's own. */
 #include <pthread.h>
-#include <stddef.h>
 
 #include "threadend.h"
 

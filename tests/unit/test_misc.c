@@ -1,5 +1,6 @@
-/* The record format, the cache key, the fork registry, and the fake
- * backend's own SHA-256 (the store names files with it). */
+/* The record format, the cache key and the socket under it, the fork
+ * registry, a thread's end, and the fake backend's own SHA-256 (the store
+ * names files with it). */
 #include <arpa/inet.h>
 #include <net/if.h>
 #include <netinet/in.h>

@@ -70,6 +70,12 @@ static _Thread_local bool on;
 static _Thread_local EVP_PKEY *gone[ENTRIES];
 static _Thread_local unsigned n_gone;
 
+static void free_gone(void)
+{
+    while (n_gone > 0)
+        R(EVP_PKEY_free)(gone[--n_gone]);
+}
+
 /* A thread that ends gives its keys back, those let go in a judgment it
  * did not finish (a cancellation inside a lookup's file reads) too. */
 static void release(void)
@@ -79,8 +85,7 @@ static void release(void)
             R(EVP_PKEY_free)(facts[i].key);
             facts[i].key = NULL;
         }
-    while (n_gone > 0)
-        R(EVP_PKEY_free)(gone[--n_gone]);
+    free_gone();
 }
 
 void keyfacts_begin(void)
@@ -91,8 +96,7 @@ void keyfacts_begin(void)
 void keyfacts_end(void)
 {
     on = false;
-    while (n_gone > 0)
-        R(EVP_PKEY_free)(gone[--n_gone]);
+    free_gone();
 }
 
 static const struct fact *known(const EVP_PKEY *key, enum kind kind, const char *name)
