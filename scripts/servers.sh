@@ -37,8 +37,32 @@ make_staple() {
         -respout "$d/$out" > /dev/null 2>&1
 }
 
+# free_port: a port of 127.0.0.1 nothing listens on, and none handed out
+# before in this run (the file $PORTS_TAKEN; under bats, one a run). The
+# kernel may hand out a free port again before the first server binds it,
+# and nginx, given one port in two server blocks, serves both from the
+# first, logging into the first block's log only.
 free_port() {
-    /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+    /usr/bin/python3 - "${PORTS_TAKEN:-${BATS_RUN_TMPDIR:+$BATS_RUN_TMPDIR/ports-taken}}" <<'PY'
+import socket, sys
+path, held = sys.argv[1], []
+try:
+    with open(path) as f:
+        taken = set(f.read().split())
+except OSError:
+    taken = set()
+while True:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    held.append(s)
+    port = str(s.getsockname()[1])
+    if port not in taken:
+        break
+if path:
+    with open(path, "a") as f:
+        f.write(port + "\n")
+print(port)
+PY
 }
 
 wait_port() {

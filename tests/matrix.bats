@@ -37,6 +37,13 @@ resumes() {
     assert_equal "$(srv_count "$server")" "$expected $N"
 }
 
+@test "each server of the matrix listens on a port of its own" {
+    local s
+    for s in $ALL_SERVERS; do srv_port "$s"; done > "$BATS_TEST_TMPDIR/ports"
+    assert_equal "$(sort -u "$BATS_TEST_TMPDIR/ports" | wc -l)" 12
+    run grep -c conflicting "$MX/nginx/error.log"
+    assert_output 0
+}
 @test "nginx, session tickets, TLS 1.3" { resumes nginx13 $((N - 1)); }
 @test "nginx, session tickets, TLS 1.2" { resumes nginx12 $((N - 1)); }
 @test "nginx, tickets off, shared session cache (stateful), TLS 1.3" { resumes nginx-stateful13 $((N - 1)); }
