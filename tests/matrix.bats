@@ -40,7 +40,7 @@ resumes() {
 @test "each server of the matrix listens on a port of its own" {
     local s
     for s in $ALL_SERVERS; do srv_port "$s"; done > "$BATS_TEST_TMPDIR/ports"
-    assert_equal "$(sort -u "$BATS_TEST_TMPDIR/ports" | wc -l)" 12
+    assert_equal "$(sort -u "$BATS_TEST_TMPDIR/ports" | wc -l)" "$(wc -l < "$BATS_TEST_TMPDIR/ports")"
     run grep -c conflicting "$MX/nginx/error.log"
     assert_output 0
 }
