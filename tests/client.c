@@ -101,6 +101,11 @@
  *                     threads (one connection each, all joined) before the
  *                     timed phase; prints "warm_reused=K" of that burst
  *   --pause MS        sleep between a thread's connections
+ *   --busy-us U       after each handshake, before the request, U µs of
+ *                     plain computation (its loop count measured once on
+ *                     the thread's CPU clock): what a fixed amount of added
+ *                     work costs the client, the bench's yardstick for the
+ *                     shim's own
  *   --snis A,B,...    server names used in turn (one per connection)
  *   --fork            after the warm-up, fork: parent and child both run
  *                     the threads (the summary is the parent's)
@@ -173,6 +178,8 @@ static const char *snis[16];
 static int n_snis, warmup, warm_burst, pause_ms, do_fork, reject, show_rss, generic, keepalive = 1,
            sni_count, timing;
 static int no_free, linger, exit_now, reconnects;
+static long busy_us, busy_loops;
+static volatile unsigned long busy_sink;
 static int port, n = 1, threads = 1, version, fresh_ctx, no_shutdown, no_read, native, app_cb,
                  nodelay, quiet;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -493,6 +500,38 @@ static int nb_wait(SSL *s, int r)
     return poll(&pfd, 1, 10000) == 1;
 }
 
+/* --busy-us: a dependent chain of multiplications, so that neither the
+ * compiler nor the processor can shorten it, and nothing touched but a
+ * register: the work itself, without the cache misses of real code. */
+static void busy(long loops)
+{
+    unsigned long x = busy_sink;
+    for (long i = 0; i < loops; i++)
+        x = x * 6364136223846793005UL + 1442695040888963407UL;
+    busy_sink = x;
+}
+
+static long thread_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+/* Loops a microsecond takes: the fastest of five timed millions. */
+static void busy_calibrate(void)
+{
+    long best = 0;
+    for (int i = 0; i < 5; i++) {
+        long t0 = thread_ns();
+        busy(1000000);
+        long t = thread_ns() - t0;
+        if (best == 0 || (t > 0 && t < best))
+            best = t;
+    }
+    busy_loops = best > 0 ? busy_us * 1000 * 1000000 / best : 0;
+}
+
 /* SSL_connect, SSL_write and SSL_read, retried under poll in non-blocking
  * mode. */
 static int do_connect(SSL *s)
@@ -629,6 +668,8 @@ static int one(const struct profile *p, SSL_CTX *ctx, int index)
         if (strcmp(mode, "bio") == 0 && BIO_do_handshake(bio) != 1)
             goto out;
     }
+    if (busy_loops)
+        busy(busy_loops);
     if (reject) {
         ok = 1;
         goto out;
@@ -794,6 +835,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--warmup")) warmup = atoi(argv[++i]);
         else if (!strcmp(a, "--warm-burst")) warm_burst = 1;
         else if (!strcmp(a, "--pause")) pause_ms = atoi(argv[++i]);
+        else if (!strcmp(a, "--busy-us")) busy_us = atol(argv[++i]);
         else if (!strcmp(a, "--fork")) do_fork = 1;
         else if (!strcmp(a, "--keepalive")) keepalive = atoi(argv[++i]);
         else if (!strcmp(a, "--sni-count")) sni_count = atoi(argv[++i]);
@@ -839,10 +881,12 @@ int main(int argc, char **argv)
     }
 #endif
     if (i != argc - 1 || (port = atoi(argv[i])) <= 0 || n < 1 || threads < 1 || threads > 512 ||
-        keepalive < 1 || sni_count < 0 || reconnects < 0) {
+        keepalive < 1 || sni_count < 0 || reconnects < 0 || busy_us < 0 || busy_us > 1000000) {
         fprintf(stderr, "usage: client [options] PORT\n");
         return 2;
     }
+    if (busy_us > 0)
+        busy_calibrate();
     for (i = 0; i < n_profiles && !fresh_ctx; i++)
         if ((profiles[i].ctx = make_ctx(&profiles[i])) == NULL)
             return 1;

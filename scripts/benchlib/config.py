@@ -14,8 +14,8 @@ PY = "/usr/bin/python3"
 GUNICORN = "/usr/bin/gunicorn"  # Debian's, run by /usr/bin/python3
 TEST_SERVERS = os.path.join(ROOT, "tests/servers")
 
-GROUPS = ("client", "burst", "programs", "gnutls", "latency", "costs", "memory",
-          "instructions", "servers", "command")
+GROUPS = ("client", "burst", "yardstick", "programs", "gnutls", "latency", "costs",
+          "memory", "instructions", "servers", "command")
 USAGE = "usage: scripts/bench [--quick] [--only GROUP,...] [--out DIR]"
 
 
@@ -59,10 +59,14 @@ REPS = 3 if QUICK else 7
 PER_THREAD = {1: 100, 8: 12, 64: 3} if QUICK else {1: 400, 8: 200, 64: 25}
 POOL_SIZE = 8  # RESUMESHIM_POOL_SIZE's default
 
+# The yardstick's added work (µs of computation after each handshake).
+BUSY_US = (6, 12, 24)
+
 # The columns of most cases, and every column's label in the tables.
 COLUMNS = ["none", "shim", "store", "native"]
 LABEL = {"none": "no shim", "shim": "shim", "store": "shim + store", "native": "native",
          "bound": "bound",
          "empty": "empty library preloaded", "before": "before", "after": "after",
          "exported": "variables exported", "command": "through resumeshim",
-         "exec-only": "through a static program that only execs"}
+         "exec-only": "through a static program that only execs",
+         **{f"busy{u}": f"native + {u} µs" for u in BUSY_US}}

@@ -6,7 +6,7 @@ import shutil
 import sys
 import time
 
-from .cases.client import burst_cases, c_client_cases
+from .cases.client import burst_cases, c_client_cases, yardstick_cases
 from .cases.command import command_cases
 from .cases.costs import cost_cases
 from .cases.gnutls import gnutls_cases
@@ -40,6 +40,8 @@ def main():
             c_client_cases(servers)
         if wanted("burst"):
             burst_cases(servers)
+        if wanted("yardstick"):
+            yardstick_cases(servers)
         nothing = start_psk("psk-miss", ec[1], ec[2], "--no-resume")
         bundle = make_bundle(ec[0])
         if wanted("programs"):

@@ -8,7 +8,7 @@ import subprocess
 from .cases.programs import ONESHOT_COLUMNS, ONESHOT_SKIPPED, PROGRAM_COLUMNS
 from .cases.servers import SERVER_COLUMNS
 from .charts import chart, oneshot_chart
-from .config import COLUMNS, GUNICORN, LABEL, ONLY, OUT, POOL_SIZE, QUICK, REPS
+from .config import BUSY_US, COLUMNS, GUNICORN, LABEL, ONLY, OUT, POOL_SIZE, QUICK, REPS
 from .medians import fmt, groups, med, pct, table
 from .runners import RUNS, STORE_PARENT
 from .servers import SYSTEM_BUNDLE
@@ -112,6 +112,9 @@ def oneshot_report():
     return md
 
 
+YARDSTICK = ["native", *(f"busy{u}" for u in BUSY_US), "shim"]
+
+
 def report(elapsed):
     conn = ("conn/s", "conn_per_s", fmt)
     ccpu = ("client µs/conn", "client_cpu_us", fmt)
@@ -145,6 +148,14 @@ def report(elapsed):
           "shim's pool held when the burst started, from the warm-up's log):", "",
           table("burst", ["shim", "native"], [("resumed in the burst", "resumed_after", fmt),
                                               ("tickets held", "held", fmt)]),
+          "",
+          "What added work costs the client here, whoever adds it: native resumption with a "
+          "fixed computation after each handshake (`--busy-us`: a chain of multiplications "
+          "in registers, no cache misses), beside the shim, whose judgment of a resumed "
+          "connection runs at that point; TLS 1.2 ECDSA, as the rows above, client CPU per "
+          "connection and its ratio to native:", "",
+          table("yardstick", YARDSTICK, [ccpu, conn],
+                [(c, "native", "client CPU", "client_cpu_us") for c in YARDSTICK[1:]]),
           "",
           "## 2. Real programs, one request after another", "",
           "Each program runs its whole loop (start-up included) in one process, except curl, "
@@ -255,7 +266,7 @@ def report(elapsed):
 
 
 # The groups of cases each section of results.md shows.
-SECTIONS = {"## 1.": ("client", "burst"), "## 2.": ("programs", "oneshot"), "## 3.": ("latency",),
+SECTIONS = {"## 1.": ("client", "burst", "yardstick"), "## 2.": ("programs", "oneshot"), "## 3.": ("latency",),
             "## 4.": ("costs",), "## 5.": ("instructions",), "## 6.": ("memory",),
             "## 7.": ("servers",), "## 8.": ("gnutls",), "## 9.": ("command",)}
 

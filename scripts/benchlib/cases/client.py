@@ -1,7 +1,8 @@
-"""client and burst: the unmodified C client (tests/client.c), one connection
-per request, sequential and from threads; bursts after a sequential warm-up."""
+"""client, burst and yardstick: the unmodified C client (tests/client.c), one
+connection per request, sequential and from threads; bursts after a
+sequential warm-up; native resumption with fixed work added."""
 
-from ..config import COLUMNS, PER_THREAD, POOL_SIZE, REPS
+from ..config import BUSY_US, COLUMNS, PER_THREAD, POOL_SIZE, REPS
 from ..runners import client_argv, done, environ, record, run
 
 
@@ -79,3 +80,32 @@ def burst_cases(servers):
                           timed=b)
                 if col == "shim":
                     row["held"] = tickets_held(srv.lines()[before:before + warm])
+
+
+def yardstick_cases(servers):
+    """What work added to each connection costs in the thread rows' setting,
+    whoever adds it: native resumption with a fixed computation after each
+    handshake (--busy-us), beside the shim, whose judgment runs at that
+    point. TLS 1.2 ECDSA, where a resumption costs the client least."""
+    srv, ca = servers["ecdsa"]
+    columns = ["native", *(f"busy{u}" for u in BUSY_US), "shim"]
+    for threads in (1, 8, 64):
+        # As many connections in every row as in a thread row: a sequential
+        # row of 400 wandered by 10 %.
+        n = PER_THREAD[8] * 8 // threads
+        group = f"TLS 1.2 ECDSA ×{threads}"
+        warm = 1 if threads == 1 else 1 + threads
+        for rep in range(REPS):
+            for col in columns:
+                opts = ["--tls12", "--nodelay", "--warmup", "1", "--threads", str(threads),
+                        "--n", str(n)]
+                if threads > 1:
+                    opts.append("--warm-burst")
+                if col != "shim":
+                    opts.append("--native")
+                if col.startswith("busy"):
+                    opts += ["--busy-us", col[len("busy"):]]
+                run("yardstick", group, col, rep, client_argv(srv.port, ca, *opts),
+                    environ(col), srv, requests=warm + n * threads, conns=warm + n * threads,
+                    skip=warm, timed=n * threads)
+        done(f"yardstick {group}")
