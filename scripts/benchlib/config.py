@@ -59,8 +59,10 @@ REPS = 3 if QUICK else 7
 PER_THREAD = {1: 100, 8: 12, 64: 3} if QUICK else {1: 400, 8: 200, 64: 25}
 POOL_SIZE = 8  # RESUMESHIM_POOL_SIZE's default
 
-# The yardstick's added work (µs of computation after each handshake).
+# The yardstick's added work (µs of computation after each handshake), and
+# its columns: native resumption with each, beside the shim.
 BUSY_US = (6, 12, 24)
+YARDSTICK = ["native", *(f"busy{u}" for u in BUSY_US), "shim"]
 
 # The columns of most cases, and every column's label in the tables.
 COLUMNS = ["none", "shim", "store", "native"]

@@ -8,7 +8,7 @@ import subprocess
 from .cases.programs import ONESHOT_COLUMNS, ONESHOT_SKIPPED, PROGRAM_COLUMNS
 from .cases.servers import SERVER_COLUMNS
 from .charts import chart, oneshot_chart
-from .config import BUSY_US, COLUMNS, GUNICORN, LABEL, ONLY, OUT, POOL_SIZE, QUICK, REPS
+from .config import COLUMNS, GUNICORN, LABEL, ONLY, OUT, POOL_SIZE, QUICK, REPS, YARDSTICK
 from .medians import fmt, groups, med, pct, table
 from .runners import RUNS, STORE_PARENT
 from .servers import SYSTEM_BUNDLE
@@ -110,9 +110,6 @@ def oneshot_report():
         md += ["", "Not measured here: " + "; ".join(f"{n} ({why})" for n, why in
                                                       ONESHOT_SKIPPED) + "."]
     return md
-
-
-YARDSTICK = ["native", *(f"busy{u}" for u in BUSY_US), "shim"]
 
 
 def report(elapsed):

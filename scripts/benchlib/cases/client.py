@@ -2,7 +2,7 @@
 connection per request, sequential and from threads; bursts after a
 sequential warm-up; native resumption with fixed work added."""
 
-from ..config import BUSY_US, COLUMNS, PER_THREAD, POOL_SIZE, REPS
+from ..config import COLUMNS, PER_THREAD, POOL_SIZE, REPS, YARDSTICK
 from ..runners import client_argv, done, environ, record, run
 
 
@@ -88,7 +88,6 @@ def yardstick_cases(servers):
     handshake (--busy-us), beside the shim, whose judgment runs at that
     point. TLS 1.2 ECDSA, where a resumption costs the client least."""
     srv, ca = servers["ecdsa"]
-    columns = ["native", *(f"busy{u}" for u in BUSY_US), "shim"]
     for threads in (1, 8, 64):
         # As many connections in every row as in a thread row: a sequential
         # row of 400 wandered by 10 %.
@@ -96,7 +95,7 @@ def yardstick_cases(servers):
         group = f"TLS 1.2 ECDSA ×{threads}"
         warm = 1 if threads == 1 else 1 + threads
         for rep in range(REPS):
-            for col in columns:
+            for col in YARDSTICK:
                 opts = ["--tls12", "--nodelay", "--warmup", "1", "--threads", str(threads),
                         "--n", str(n)]
                 if threads > 1:
